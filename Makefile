@@ -1,0 +1,40 @@
+# Thin wrapper around CMake (the real build). `make demo` and `make test`
+# install what is missing from Debian's packages first.
+BUILD ?= build/dev
+JOBS ?= 2
+CMAKE_FLAGS ?=
+DEBIAN_PACKAGES := build-essential cmake ninja-build pkg-config libre2-dev libcli11-dev nlohmann-json3-dev \
+                   libfmt-dev libspdlog-dev catch2 libexpected-dev libarchive-dev
+
+.PHONY: all deps configure build test demo asan clean
+
+all: build
+
+deps:
+	@missing=""; for p in $(DEBIAN_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing:$$missing"; \
+	  SUDO=; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+configure: deps
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS)
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: build
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) --no-tests=error
+
+demo: build
+	@echo "== denpex diagnose testdata/sample/ (8 ranks + the node's kernel log) =="
+	-$(BUILD)/denpex diagnose testdata/sample/
+
+asan:
+	$(MAKE) test BUILD=build/asan CMAKE_FLAGS="-DDENPEX_SANITIZE=address,undefined -DCMAKE_BUILD_TYPE=Debug"
+
+clean:
+	rm -rf build

@@ -1,0 +1,10 @@
+# Every dependency comes from Debian packages (see Makefile: deps).
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2) # Debian ships only re2.pc
+pkg_check_modules(LIBARCHIVE REQUIRED IMPORTED_TARGET libarchive)
+find_package(fmt REQUIRED)
+find_package(spdlog REQUIRED)
+find_package(nlohmann_json 3.10 REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(tl-expected REQUIRED)
+find_package(Threads REQUIRED)

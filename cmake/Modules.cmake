@@ -1,0 +1,22 @@
+# One STATIC library per module: the dependency graph is the architecture
+# (docs/ARCHITECTURE.md). Public headers live in include/denpex/<module>/.
+function(denpex_module name)
+  cmake_parse_arguments(M "" "" "SOURCES;PUBLIC;PRIVATE" ${ARGN})
+  add_library(denpex_${name} STATIC ${M_SOURCES})
+  target_include_directories(denpex_${name} PUBLIC "${PROJECT_SOURCE_DIR}/include")
+  target_link_libraries(denpex_${name} PUBLIC ${M_PUBLIC} PRIVATE denpex_options ${M_PRIVATE})
+endfunction()
+
+denpex_module(util SOURCES src/util/diagnostics.cpp src/util/strings.cpp PUBLIC tl::expected)
+denpex_module(source SOURCES src/source/byte_stream.cpp src/source/line_reader.cpp src/source/input.cpp
+              PUBLIC denpex_util PRIVATE PkgConfig::LIBARCHIVE)
+denpex_module(catalog SOURCES src/catalog/loader.cpp PUBLIC denpex_util
+              PRIVATE nlohmann_json::nlohmann_json PkgConfig::RE2)
+denpex_module(matcher SOURCES src/matcher/matcher.cpp PUBLIC denpex_catalog denpex_source PRIVATE PkgConfig::RE2)
+denpex_module(context SOURCES src/context/context.cpp src/context/timestamp.cpp PUBLIC denpex_util)
+denpex_module(correlate SOURCES src/correlate/correlate.cpp PUBLIC denpex_catalog denpex_context PRIVATE fmt::fmt)
+denpex_module(scan SOURCES src/scan/scan.cpp
+              PUBLIC denpex_source denpex_matcher denpex_context denpex_correlate PRIVATE Threads::Threads)
+denpex_module(report SOURCES src/report/common.cpp src/report/text.cpp src/report/json.cpp
+              PUBLIC denpex_correlate PRIVATE fmt::fmt nlohmann_json::nlohmann_json)
+denpex_module(selftest SOURCES src/selftest/selftest.cpp PUBLIC denpex_matcher PRIVATE fmt::fmt)

@@ -1,0 +1,85 @@
+// denpex::catalog — signature entries: what a failure looks like in a log and
+// what to do about it. Data only; loading and validation live in catalog.hpp.
+// This module never matches lines (that is the matcher's job).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace denpex::catalog {
+
+enum class Role { cause, symptom, context };
+enum class Severity { info, warning, error, critical };
+
+std::string_view to_string(Role r);
+std::string_view to_string(Severity s);
+std::optional<Role> parse_role(std::string_view s);
+std::optional<Severity> parse_severity(std::string_view s);
+
+// The areas an entry can belong to (design brief).
+const std::vector<std::string_view>& known_areas();
+
+struct Signal {
+  std::string id;
+  std::string pattern;     // RE2 syntax, matched against one line
+  std::string description;
+  std::string if_missing;  // the evidence to look for when this signal is absent
+  bool anchor = true;      // false: never raises the entry alone
+};
+
+struct Example {
+  std::string line;
+  std::string signal;                          // expected signal id ("" = any)
+  std::map<std::string, std::string> captures; // expected named captures
+  std::string origin;                          // log | source | doc | ""
+};
+
+struct Reference {
+  std::string title;
+  std::string url;
+};
+
+struct Fix {
+  std::string summary;
+  std::vector<std::pair<std::string, std::string>> env; // in file order
+  std::vector<std::string> steps;
+  std::vector<std::string> commands;
+};
+
+struct Verify {
+  std::string summary;
+  std::vector<std::string> commands;
+};
+
+struct Signature {
+  std::string id;
+  std::string title;
+  std::string area;
+  Role role = Role::cause;
+  Severity severity = Severity::error;
+  int priority = 50;
+  bool generic = false; // symptom that any cause can produce (a crash wrapper)
+  std::vector<std::string> tags;
+  std::vector<Signal> signals;
+  std::vector<std::string> explains;
+  std::vector<std::string> refines;
+  std::string root_cause;
+  Fix fix;
+  Verify verify;
+  std::string prevention;
+  std::string affected;
+  std::vector<std::string> related;
+  std::vector<Reference> references;
+  std::vector<Example> match_examples;
+  std::vector<std::string> no_match_examples;
+
+  std::string file;     // where it was loaded from (display path)
+  bool builtin = false; // embedded in the binary
+};
+
+} // namespace denpex::catalog

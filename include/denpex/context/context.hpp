@@ -1,0 +1,111 @@
+// denpex::context — who said a matched line, and when.
+//
+// Extracts rank, local rank, host, GPU (index or PCI bus id), pid and a
+// timestamp from a matched line, its neighbours in the chunk, and its
+// source's name. Called only for matched lines, never per line of input: a
+// line without a stamp looks back through its chunk for the nearest earlier
+// stamp, and a per-source state remembers the last stamp seen at the end of
+// the previous chunk (found by looking back from the chunk's end, a bounded
+// amount of work per chunk). Every field records where it came from, so the
+// report can say why it believes a line is rank 3.
+//
+// Knows nothing about signatures (catalog) or ordering (correlate).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace denpex::context {
+
+enum class Origin { prefix, body, capture, file_name, neighbour, inherited };
+std::string_view to_string(Origin o);
+
+template <typename T> struct Field {
+  T value{};
+  Origin origin = Origin::body;
+};
+
+// A calendar time as printed. Year 0 means the format has no year (syslog,
+// glog); tz_minutes is set only when the stamp carries a zone.
+struct WallTime {
+  int year = 0;
+  int month = 1;
+  int day = 1;
+  int hour = 0;
+  int minute = 0;
+  int second = 0;
+  int micros = 0;
+  std::optional<int> tz_minutes;
+};
+
+enum class ClockKind { none, wall, monotonic };
+std::string_view to_string(ClockKind k);
+
+struct Timestamp {
+  ClockKind kind = ClockKind::none;
+  WallTime wall;                 // kind == wall
+  std::int64_t mono_micros = 0;  // kind == monotonic: since boot, comparable only within one source
+  std::string_view format;       // "iso8601", "syslog", "glog", "dmesg", "dmesg-T", "python", "epoch"
+  Origin origin = Origin::body;
+};
+
+// Microseconds since the epoch for `t`, taking `assumed_year` when the stamp
+// has none. A zone-less stamp is read as UTC: all zone-less stamps of one
+// input are treated as one consistent local clock.
+std::int64_t to_epoch_micros(const WallTime& t, int assumed_year);
+
+// Parses a timestamp anywhere near the start of `line` (after prefixes).
+std::optional<Timestamp> find_timestamp(std::string_view line);
+
+struct LineContext {
+  std::optional<Field<int>> rank;
+  std::optional<Field<int>> local_rank;
+  std::optional<Field<int>> nranks;
+  std::optional<Field<std::string>> host;
+  std::optional<Field<std::string>> pci; // normalised "0000:3b:00"
+  std::optional<Field<int>> gpu;         // CUDA device index
+  std::optional<Field<std::int64_t>> pid;
+  Timestamp time;
+};
+
+// Normalises a PCI bus id ("3B:00.0", "0000:3b:00", "00000000:3B:00.0") to
+// "0000:3b:00"; returns "" if `s` is not one.
+std::string normalize_pci(std::string_view s);
+
+// Context of the line itself: prefixes ([rank3]:, [1,3]<stderr>:, "3: ",
+// "host: "), c10d's [Rank N], NCCL's host:pid:tid [dev], syslog hosts, NVRM
+// bus ids, and its timestamp.
+LineContext parse_line(std::string_view line);
+
+// What a source's path says: rank_3.log, node-017/dmesg, node-017.tar.gz:...
+struct PathContext {
+  std::optional<int> rank;
+  std::string host;
+};
+PathContext parse_path(std::string_view path);
+
+// Per-source state for the lines of one source, in order.
+class SourceContext {
+public:
+  explicit SourceContext(std::string_view source_name);
+
+  // Context for the matched line at `line_pos` in `chunk`: the line's own
+  // fields, then (for what is missing) the nearest earlier stamp in the chunk
+  // or from earlier chunks, then the source's path.
+  LineContext context_for(std::string_view chunk, std::size_t line_pos, std::string_view line);
+
+  // Call at the end of every chunk: remembers the last stamp in it (looking
+  // back over at most a few lines).
+  void end_chunk(std::string_view chunk);
+
+  [[nodiscard]] const PathContext& path() const { return m_path; }
+
+private:
+  PathContext m_path;
+  std::optional<Timestamp> m_last_stamp;
+  std::string m_last_host;
+};
+
+} // namespace denpex::context

@@ -1,0 +1,89 @@
+// denpex::matcher — the hot path: finds the catalog's signals in chunks.
+//
+// One RE2::Set holds every signal pattern of the catalog. Each chunk is run
+// through the set once; only when the set reports a hit are that pattern's
+// own RE2 and the line boundaries consulted, so lines are never split for
+// chunks that match nothing. The matcher knows nothing about ranks, times or
+// ordering across chunks (that is context and correlate).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include <denpex/catalog/catalog.hpp>
+#include <denpex/source/chunk.hpp>
+#include <denpex/util/diagnostics.hpp>
+
+namespace denpex::matcher {
+
+struct Capture {
+  std::string_view name;
+  std::string_view value;
+};
+
+// One signal found on one line. Every view (line, captures, chunk) points
+// into the reader's buffer and is valid only during MatchSink::matched().
+struct MatchEvent {
+  std::uint32_t signature = 0; // index into the Catalog
+  std::uint32_t signal = 0;    // index into Signature::signals
+  std::string_view line;       // without its '\n' (and a CRLF's '\r')
+  std::uint64_t line_no = 0;   // 1-based
+  std::uint64_t offset = 0;    // byte offset of the line in its source
+  const std::vector<Capture>* captures = nullptr;
+  std::string_view chunk;      // the whole chunk, for looking at neighbouring lines
+  std::size_t line_pos = 0;    // where `line` starts inside `chunk`
+};
+
+// Push-model consumer (ripgrep's Sink). matched() returns false to stop.
+class MatchSink {
+public:
+  virtual ~MatchSink() = default;
+  virtual bool matched(const MatchEvent& event) = 0;
+};
+
+struct MatcherOptions {
+  // Which entries to compile (grep --signature/--area/--role, --ignore).
+  std::function<bool(const catalog::Signature&)> include;
+  std::int64_t set_max_mem = 64ll << 20; // RE2::Set DFA budget
+};
+
+struct ScanStats {
+  std::uint64_t chunks = 0;
+  std::uint64_t chunks_with_hits = 0;
+  std::uint64_t dfa_fallbacks = 0;
+};
+
+class Matcher {
+public:
+  // Compiles the catalog. A pattern RE2 rejects (already validated by the
+  // catalog, so a bug) or a Set that does not compile is an error.
+  static Expected<Matcher> compile(const catalog::Catalog& catalog, const MatcherOptions& options = {});
+
+  Matcher(Matcher&&) noexcept;
+  Matcher& operator=(Matcher&&) noexcept;
+  ~Matcher();
+
+  // Scans one chunk and calls sink.matched() for each hit in line order
+  // (several signals on one line come in pattern order). Returns false if the
+  // sink asked to stop. If the DFA runs out of memory the chunk is scanned
+  // pattern by pattern instead (same results, slower) and a warning is added
+  // to `diags` once. Thread-safe: one Matcher may scan on many threads.
+  bool scan(const source::Chunk& chunk, MatchSink& sink, Diagnostics& diags, ScanStats* stats = nullptr) const;
+
+  [[nodiscard]] std::size_t pattern_count() const;
+
+  // Checks one line against one entry only (selftest, explain): calls `hit`
+  // for each of the entry's signals that matches, with its captures.
+  void match_entry_line(std::uint32_t signature, std::string_view line,
+                        const std::function<void(std::uint32_t signal, const std::vector<Capture>&)>& hit) const;
+
+private:
+  struct Impl;
+  explicit Matcher(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> m_impl;
+};
+
+} // namespace denpex::matcher

@@ -1,0 +1,46 @@
+// denpex::report — printers of a finished Diagnosis. They format; they never
+// decide anything (that is correlate). Every byte that comes from a log goes
+// through util::escape_for_terminal (text) or util::sanitize_utf8 (JSON).
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <denpex/catalog/catalog.hpp>
+#include <denpex/correlate/correlate.hpp>
+#include <denpex/util/diagnostics.hpp>
+
+namespace denpex::report {
+
+struct RunInfo {
+  std::string version;
+  std::uint64_t bytes = 0;
+  std::uint64_t lines = 0;
+  std::uint64_t sources = 0;
+  std::uint64_t long_lines_cut = 0;
+  std::vector<Diagnostic> diagnostics;
+};
+
+struct TextOptions {
+  bool color = false;
+  std::size_t width = 100;
+};
+
+inline constexpr int k_json_schema_version = 1;
+
+void print_text(std::ostream& out, const correlate::Diagnosis& d, const catalog::Catalog& cat, const RunInfo& run,
+                const TextOptions& options);
+void print_json(std::ostream& out, const correlate::Diagnosis& d, const catalog::Catalog& cat, const RunInfo& run);
+
+// `denpex explain`: one entry, for people.
+void print_entry(std::ostream& out, const catalog::Signature& sig, const catalog::Catalog& cat,
+                 const TextOptions& options);
+
+// "file:line" for an evidence line.
+std::string location(const correlate::Diagnosis& d, const correlate::Evidence& e);
+// "2024-11-29 17:59:58.123" (UTC-as-local), "+12345.678901s since boot", or "".
+std::string format_time(const correlate::Evidence& e);
+
+} // namespace denpex::report

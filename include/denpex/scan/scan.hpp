@@ -1,0 +1,49 @@
+// denpex::scan — the pipeline up to the correlator: inputs -> chunks ->
+// matches -> context -> owned hits, in bounded memory, over many files at
+// once. The CLI calls this; tests call it with an in-memory InputOpener.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <denpex/catalog/catalog.hpp>
+#include <denpex/correlate/correlate.hpp>
+#include <denpex/matcher/matcher.hpp>
+#include <denpex/source/input.hpp>
+#include <denpex/source/line_reader.hpp>
+#include <denpex/util/diagnostics.hpp>
+
+namespace denpex::scan {
+
+struct ScanOptions {
+  source::ReaderOptions reader;
+  unsigned jobs = 1;                    // threads over input units
+  std::size_t keep_per_key = 4;         // hits kept per (entry, signal, source, rank, GPU); the rest are counted
+  std::size_t max_line_copy = 2048;     // bytes of a matched line kept for the report
+};
+
+struct ScanTotals {
+  std::uint64_t bytes = 0;
+  std::uint64_t lines = 0;
+  std::uint64_t sources = 0;
+  std::uint64_t long_lines_cut = 0;
+  std::uint64_t matches = 0;
+};
+
+struct ScanResult {
+  std::vector<correlate::Hit> hits;
+  std::vector<correlate::SourceRef> sources;
+  ScanTotals totals;
+};
+
+// Called for every match as it is found (grep streams these), in source
+// order per unit; with jobs > 1 units complete in any order but each unit's
+// matches arrive together and units are delivered in input order.
+using HitCallback = std::function<void(const correlate::Hit&, const correlate::SourceRef&)>;
+
+ScanResult run(source::InputOpener& opener, const std::vector<std::string>& paths, const matcher::Matcher& matcher,
+               const ScanOptions& options, Diagnostics& diags, const HitCallback& on_hit = {});
+
+} // namespace denpex::scan

@@ -1,0 +1,59 @@
+// denpex::source — finds the log streams behind the paths a user names.
+//
+// A path can be a file, a directory (walked recursively in sorted order), an
+// archive (.tar, .tar.gz, .tar.zst, .zip ...), a single compressed file (.gz,
+// .zst, .xz, .bz2), or "-" for stdin. Archives and compressed streams are
+// opened with libarchive, detected by content, not by name; a compressed
+// member inside an archive (nvidia-bug-report.log.gz in a node tarball) is
+// opened in turn.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <denpex/source/byte_stream.hpp>
+#include <denpex/source/chunk.hpp>
+#include <denpex/util/diagnostics.hpp>
+
+namespace denpex::source {
+
+struct InputOptions {
+  std::uint64_t max_bytes_per_source = 64ull << 30; // decompressed-size limit per stream (zip bombs)
+  bool skip_binary_in_dirs = true;                  // directory walks skip files that look binary
+  bool verbose = false;                             // report skipped files as warnings
+};
+
+// One unit of work: a path that yields one or more sources. Units are
+// independent, so they can be read on different threads.
+struct InputUnit {
+  std::string path;       // as the user gave it (or as found in a directory walk)
+  std::string display;    // name shown in output
+  bool from_walk = false; // found by walking a directory (binary files are skipped)
+};
+
+// Called once per log stream found in a unit. `stream` is valid only during
+// the call. Return false to stop reading this unit.
+using SourceVisitor = std::function<bool(SourceInfo& info, ByteStream& stream)>;
+
+// The I/O seam (bloaty's InputFileFactory): production code opens the file
+// system, tests open strings from memory.
+class InputOpener {
+public:
+  virtual ~InputOpener() = default;
+  // Expands user paths into units (directories walked, sorted); errors for
+  // paths that do not exist or cannot be listed go to `diags`.
+  virtual std::vector<InputUnit> expand(const std::vector<std::string>& paths, Diagnostics& diags) = 0;
+  // Opens one unit and visits each source in it. Errors go to `diags`.
+  virtual void read(const InputUnit& unit, Diagnostics& diags, const SourceVisitor& visit) = 0;
+};
+
+std::unique_ptr<InputOpener> make_filesystem_opener(InputOptions options);
+
+// Tests: units are the names in `files`; content is served from memory, with
+// the same archive detection as the file system opener.
+std::unique_ptr<InputOpener> make_memory_opener(std::vector<std::pair<std::string, std::string>> files);
+
+} // namespace denpex::source

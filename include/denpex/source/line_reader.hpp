@@ -1,0 +1,53 @@
+// denpex::source — splits a ByteStream into Chunks that end on line boundaries.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <denpex/source/byte_stream.hpp>
+#include <denpex/source/chunk.hpp>
+#include <denpex/util/expected.hpp>
+
+namespace denpex::source {
+
+struct ReaderOptions {
+  std::size_t buffer_size = 1u << 20;   // bytes held at once; memory is bounded by this
+  std::size_t max_line = 64u << 10;     // longer lines are matched in pieces of this size
+  std::uint64_t max_bytes = 0;          // stop after this many bytes (0 = no limit)
+};
+
+// Streams chunks out of `stream`. Memory is bounded by buffer_size whatever
+// the input. Transformations, applied in place: NUL -> '\n' (a crash-truncated
+// log ends in zero blocks; ripgrep's "convert", never "quit"), and a lone '\r'
+// (not followed by '\n') -> '\n' so progress bars redrawn with CR become lines.
+// CRLF is left alone; the matcher strips the '\r'.
+class LineReader {
+public:
+  LineReader(ByteStream& stream, std::string name, ReaderOptions options = {});
+
+  // The next chunk, std::nullopt at end of input, or the stream's error. Data
+  // read before an error is returned first; the error comes on the call after.
+  // The chunk's text is valid until the next call.
+  [[nodiscard]] Expected<std::optional<Chunk>> next();
+
+  [[nodiscard]] const SourceStats& stats() const { return m_stats; }
+
+private:
+  Chunk emit(std::size_t len);
+
+  ByteStream& m_stream;
+  std::string m_name;
+  ReaderOptions m_options;
+  std::vector<char> m_buf;
+  std::size_t m_begin = 0;
+  std::size_t m_end = 0;
+  std::uint64_t m_line = 1;
+  std::uint64_t m_offset = 0;
+  bool m_eof = false;
+  bool m_in_long_line = false;
+  std::optional<Error> m_error;
+  SourceStats m_stats;
+};
+
+} // namespace denpex::source

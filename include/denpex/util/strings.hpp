@@ -1,0 +1,39 @@
+// denpex::util — small string helpers shared by every module.
+//
+// Nothing here allocates unless it returns a std::string.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace denpex::util {
+
+std::string_view trim(std::string_view s);
+bool starts_with(std::string_view s, std::string_view prefix);
+bool ends_with(std::string_view s, std::string_view suffix);
+bool contains_icase(std::string_view haystack, std::string_view needle);
+std::string to_lower(std::string_view s);
+std::vector<std::string_view> split(std::string_view s, char sep);
+
+// Parses a non-negative decimal integer that fills `s` exactly.
+std::optional<std::int64_t> parse_int(std::string_view s);
+
+// Makes a log line safe for a terminal: control characters (C0, DEL, C1) and
+// therefore every escape sequence are shown as \xNN / \e / \t escapes; invalid
+// UTF-8 bytes are shown as \xNN. The result holds only printable text.
+std::string escape_for_terminal(std::string_view s);
+
+// Replaces invalid UTF-8 sequences with U+FFFD so the text can go into JSON.
+std::string sanitize_utf8(std::string_view s);
+
+// Cuts `s` to at most `max` bytes on a UTF-8 boundary, appending "…" if cut.
+std::string_view clip(std::string_view s, std::size_t max);
+
+// Replaces runs of digits and hex ids with placeholders: the "template" of a
+// message, for grouping the same message from many ranks.
+std::string message_template(std::string_view s);
+
+} // namespace denpex::util

@@ -1,0 +1,452 @@
+// denpex command line: parse (CLI11, no I/O), build the configuration, run.
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <fmt/format.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <denpex/catalog/catalog.hpp>
+#include <denpex/correlate/correlate.hpp>
+#include <denpex/matcher/matcher.hpp>
+#include <denpex/report/report.hpp>
+#include <denpex/scan/scan.hpp>
+#include <denpex/selftest/selftest.hpp>
+#include <denpex/source/input.hpp>
+#include <denpex/util/strings.hpp>
+
+#include "exit_code.hpp"
+
+#ifndef DENPEX_VERSION
+#define DENPEX_VERSION "0.0.0"
+#endif
+
+namespace denpex::cli {
+
+namespace {
+
+struct CommonArgs {
+  std::vector<std::string> signature_dirs;
+  bool no_builtin = false;
+  std::string color = "auto";
+  bool quiet = false;
+};
+
+struct DiagnoseArgs {
+  std::vector<std::string> paths;
+  std::string format = "text";
+  std::string fail_on = "error";
+  std::vector<std::string> ignore;
+  unsigned jobs = 0;
+};
+
+struct GrepArgs {
+  std::vector<std::string> paths;
+  std::vector<std::string> signature;
+  std::vector<std::string> area;
+  std::string role;
+  bool count = false;
+  bool json = false;
+};
+
+void print_diagnostics(const Diagnostics& diags) {
+  for (const auto& d : diags.items()) {
+    std::cerr << util::escape_for_terminal(format_diagnostic(d)) << "\n";
+  }
+}
+
+bool use_color(const std::string& mode, int fd) {
+  if (mode == "always") {
+    return true;
+  }
+  if (mode == "never") {
+    return false;
+  }
+  const char* no_color = std::getenv("NO_COLOR");
+  if (no_color != nullptr && *no_color != '\0') {
+    return false;
+  }
+  return ::isatty(fd) != 0;
+}
+
+std::optional<catalog::Catalog> load(const CommonArgs& common, Diagnostics& diags) {
+  catalog::LoadOptions lo;
+  lo.builtin = !common.no_builtin;
+  lo.dirs = common.signature_dirs;
+  auto cat = catalog::load_catalog(lo, diags);
+  return cat;
+}
+
+unsigned default_jobs() { return std::max(1u, std::thread::hardware_concurrency()); }
+
+std::vector<std::string> paths_or_stdin(std::vector<std::string> paths) {
+  if (paths.empty()) {
+    paths.push_back("-");
+  }
+  return paths;
+}
+
+int run_diagnose(const CommonArgs& common, const DiagnoseArgs& args) {
+  Diagnostics diags;
+  auto cat = load(common, diags);
+  const bool catalog_errors = diags.has_errors();
+  const auto fail_on = args.fail_on == "never" ? std::nullopt : catalog::parse_severity(args.fail_on);
+  if (args.fail_on != "never" && !fail_on) {
+    std::cerr << "denpex: error: --fail-on: '" << args.fail_on << "' is not one of info, warning, error, critical, never\n";
+    return k_exit_error;
+  }
+  matcher::MatcherOptions mo;
+  mo.include = [&](const catalog::Signature& s) {
+    return std::find(args.ignore.begin(), args.ignore.end(), s.id) == args.ignore.end();
+  };
+  auto m = matcher::Matcher::compile(*cat, mo);
+  if (!m) {
+    diags.error(m.error());
+    print_diagnostics(diags);
+    return k_exit_error;
+  }
+  auto opener = source::make_filesystem_opener({});
+  scan::ScanOptions so;
+  so.jobs = args.jobs == 0 ? default_jobs() : args.jobs;
+  auto result = scan::run(*opener, paths_or_stdin(args.paths), *m, so, diags);
+  report::RunInfo run{DENPEX_VERSION, result.totals.bytes, result.totals.lines, result.totals.sources,
+                      result.totals.long_lines_cut, diags.items()};
+  auto diagnosis = correlate::correlate(std::move(result.hits), std::move(result.sources), *cat);
+  if (!common.quiet) {
+    if (args.format == "json") {
+      report::print_json(std::cout, diagnosis, *cat, run);
+    } else {
+      report::TextOptions to;
+      to.color = use_color(common.color, STDOUT_FILENO);
+      report::print_text(std::cout, diagnosis, *cat, run, to);
+    }
+    std::cout.flush();
+  }
+  print_diagnostics(diags);
+  if (diags.has_errors() || catalog_errors) {
+    return k_exit_error;
+  }
+  if (fail_on) {
+    for (const auto& inc : diagnosis.incidents) {
+      if (cat->at(inc.signature).severity >= *fail_on) {
+        return k_exit_found;
+      }
+    }
+  }
+  return k_exit_ok;
+}
+
+int run_grep(const CommonArgs& common, const GrepArgs& args) {
+  Diagnostics diags;
+  auto cat = load(common, diags);
+  std::optional<catalog::Role> role;
+  if (!args.role.empty()) {
+    role = catalog::parse_role(args.role);
+    if (!role) {
+      std::cerr << "denpex: error: --role: '" << args.role << "' is not one of cause, symptom, context\n";
+      return k_exit_error;
+    }
+  }
+  matcher::MatcherOptions mo;
+  mo.include = [&](const catalog::Signature& s) {
+    if (!args.signature.empty() && std::none_of(args.signature.begin(), args.signature.end(), [&](const std::string& p) {
+          return s.id == p || util::starts_with(s.id, p + ".");
+        })) {
+      return false;
+    }
+    if (!args.area.empty() && std::find(args.area.begin(), args.area.end(), s.area) == args.area.end()) {
+      return false;
+    }
+    return !role || s.role == *role;
+  };
+  auto m = matcher::Matcher::compile(*cat, mo);
+  if (!m) {
+    diags.error(m.error());
+    print_diagnostics(diags);
+    return k_exit_error;
+  }
+  auto opener = source::make_filesystem_opener({});
+  scan::ScanOptions so;
+  so.jobs = 1;
+  std::uint64_t matched = 0;
+  std::map<std::string, std::uint64_t> counts;
+  auto on_hit = [&](const correlate::Hit& h, const correlate::SourceRef& src) {
+    ++matched;
+    const auto& sig = cat->at(h.signature);
+    if (common.quiet) {
+      return;
+    }
+    if (args.count) {
+      ++counts[sig.id];
+      return;
+    }
+    correlate::Evidence e;
+    e.ctx = h.ctx;
+    if (h.ctx.time.kind == context::ClockKind::wall) {
+      e.time_us = context::to_epoch_micros(h.ctx.time.wall, 0);
+    }
+    const std::string rank = h.ctx.rank ? std::to_string(h.ctx.rank->value) : "-";
+    if (args.json) {
+      nlohmann::ordered_json j;
+      j["file"] = util::sanitize_utf8(src.name);
+      j["line"] = h.line_no;
+      j["signature"] = sig.id;
+      j["signal"] = sig.signals[h.signal].id;
+      j["role"] = std::string(catalog::to_string(sig.role));
+      j["severity"] = std::string(catalog::to_string(sig.severity));
+      j["rank"] = h.ctx.rank ? nlohmann::ordered_json(h.ctx.rank->value) : nlohmann::ordered_json(nullptr);
+      j["host"] = h.ctx.host ? nlohmann::ordered_json(util::sanitize_utf8(h.ctx.host->value)) : nlohmann::ordered_json(nullptr);
+      nlohmann::ordered_json caps = nlohmann::ordered_json::object();
+      for (const auto& [k, v] : h.captures) {
+        caps[k] = util::sanitize_utf8(v);
+      }
+      j["captures"] = caps;
+      j["text"] = util::sanitize_utf8(h.text);
+      std::cout << j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+    } else {
+      std::string when = report::format_time(e);
+      std::cout << util::escape_for_terminal(src.name) << ":" << h.line_no << ": " << sig.id << " rank=" << rank
+                << (when.empty() ? "" : " time=" + when) << ": " << util::escape_for_terminal(h.text) << "\n";
+    }
+  };
+  scan::run(*opener, paths_or_stdin(args.paths), *m, so, diags, on_hit);
+  if (args.count && !common.quiet) {
+    for (const auto& [id, n] : counts) {
+      std::cout << n << " " << id << "\n";
+    }
+  }
+  std::cout.flush();
+  print_diagnostics(diags);
+  if (common.quiet && matched > 0) {
+    return k_exit_ok;
+  }
+  if (diags.has_errors()) {
+    return k_exit_error;
+  }
+  return matched > 0 ? k_exit_ok : k_exit_found;
+}
+
+int run_explain(const CommonArgs& common, const std::string& query) {
+  Diagnostics diags;
+  auto cat = load(common, diags);
+  print_diagnostics(diags);
+  std::string q = query;
+  if (util::starts_with(util::to_lower(q), "xid-") || util::starts_with(util::to_lower(q), "xid ")) {
+    q = "xid." + q.substr(4);
+  }
+  std::vector<std::size_t> found;
+  if (auto exact = cat->find(q)) {
+    found.push_back(*exact);
+  } else {
+    for (std::size_t i = 0; i < cat->size(); ++i) {
+      if (util::starts_with(cat->at(i).id, q + ".") || util::starts_with(cat->at(i).id, q)) {
+        found.push_back(i);
+      }
+    }
+    if (found.empty()) {
+      for (std::size_t i = 0; i < cat->size(); ++i) {
+        const auto& s = cat->at(i);
+        bool hit = util::contains_icase(s.title, q) || util::contains_icase(s.root_cause, q);
+        for (const auto& ex : s.match_examples) {
+          hit = hit || util::contains_icase(ex.line, q);
+        }
+        if (hit) {
+          found.push_back(i);
+        }
+      }
+    }
+  }
+  report::TextOptions to;
+  to.color = use_color(common.color, STDOUT_FILENO);
+  if (found.empty()) {
+    std::cerr << "denpex: error: no signature matches '" << util::escape_for_terminal(query)
+              << "'\n  help: `denpex signatures list` shows every id\n";
+    return k_exit_error;
+  }
+  if (found.size() == 1) {
+    report::print_entry(std::cout, cat->at(found[0]), *cat, to);
+    return k_exit_ok;
+  }
+  std::cout << found.size() << " signatures match '" << util::escape_for_terminal(query) << "':\n";
+  for (auto i : found) {
+    std::cout << fmt::format("  {:<48} {}\n", cat->at(i).id, cat->at(i).title);
+  }
+  return k_exit_ok;
+}
+
+int run_signatures(const CommonArgs& common, const std::string& action, const std::vector<std::string>& ids,
+                   const std::string& format, const std::string& area, const std::string& role) {
+  Diagnostics diags;
+  auto cat = load(common, diags);
+  const bool load_errors = diags.has_errors();
+  print_diagnostics(diags);
+  if (action == "list") {
+    for (const auto& s : cat->entries()) {
+      if ((!area.empty() && s.area != area) || (!role.empty() && catalog::to_string(s.role) != role)) {
+        continue;
+      }
+      std::cout << fmt::format("{:<52} {:<9} {:<8} {:<8} {}\n", s.id, s.area, catalog::to_string(s.role),
+                               catalog::to_string(s.severity), s.title);
+    }
+    return load_errors ? k_exit_error : k_exit_ok;
+  }
+  if (action == "show") {
+    for (const auto& id : ids) {
+      if (auto i = cat->find(id)) {
+        report::TextOptions to;
+        report::print_entry(std::cout, cat->at(*i), *cat, to);
+      } else {
+        std::cerr << "denpex: error: " << id << ": no such signature\n";
+        return k_exit_error;
+      }
+    }
+    return k_exit_ok;
+  }
+  auto m = matcher::Matcher::compile(*cat);
+  if (!m) {
+    std::cerr << util::escape_for_terminal(format_diagnostic({Level::error, m.error()})) << "\n";
+    return k_exit_error;
+  }
+  if (action == "test" || action == "lint") {
+    auto rep = action == "test" ? selftest::test_examples(*cat, *m, ids) : selftest::lint(*cat, *m);
+    for (const auto& f : rep.failures) {
+      std::cerr << "denpex: error: " << util::escape_for_terminal(f.where) << ": " << util::escape_for_terminal(f.what) << "\n";
+    }
+    for (const auto& f : rep.warnings) {
+      std::cerr << "denpex: warning: " << util::escape_for_terminal(f.where) << ": " << util::escape_for_terminal(f.what) << "\n";
+    }
+    if (!common.quiet) {
+      std::cout << fmt::format("{}: {} entries, {} examples, {} failures, {} warnings\n", action, rep.entries,
+                               rep.examples, rep.failures.size(), rep.warnings.size());
+    }
+    return (rep.failures.empty() && !load_errors) ? k_exit_ok : k_exit_error;
+  }
+  if (action == "export") {
+    if (format == "patterns") {
+      for (const auto& s : cat->entries()) {
+        for (const auto& sg : s.signals) {
+          std::cout << sg.pattern << "\n";
+        }
+      }
+      return k_exit_ok;
+    }
+    if (format == "ids") {
+      for (const auto& s : cat->entries()) {
+        std::cout << s.id << "\n";
+      }
+      return k_exit_ok;
+    }
+    std::cerr << "denpex: error: --format: '" << format << "' is not one of patterns, ids\n";
+    return k_exit_error;
+  }
+  std::cerr << "denpex: error: unknown action '" << action << "' (list, show, test, lint, export)\n";
+  return k_exit_error;
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"denpex: diagnose failed ML training runs from their logs.\n"
+               "Reads logs locally (nothing leaves the machine), recognises known failure signatures, separates the "
+               "initiating failure from its downstream reports, and prints the root cause, the fix and how to verify it."};
+  app.set_version_flag("--version", std::string("denpex ") + DENPEX_VERSION);
+  app.require_subcommand(1);
+  CommonArgs common;
+  auto add_common = [&](CLI::App* sub) {
+    sub->add_option("--signatures", common.signature_dirs, "also load signature entries from DIR (repeatable)")
+        ->type_name("DIR");
+    sub->add_flag("--no-builtin", common.no_builtin, "do not load the built-in catalog");
+    sub->add_option("--color", common.color, "colour output: auto, always, never (NO_COLOR is honoured)")
+        ->check(CLI::IsMember({"auto", "always", "never"}));
+    sub->add_flag("-q,--quiet", common.quiet, "print nothing; report through the exit status only");
+  };
+
+  DiagnoseArgs dargs;
+  auto* diagnose = app.add_subcommand("diagnose", "Find the initiating failure in logs (files, directories, archives, - for stdin)");
+  diagnose->footer("Examples:\n  torchrun ... 2>&1 | tee train.log; denpex diagnose train.log\n"
+                   "  denpex diagnose --format json --fail-on error logs/\n"
+                   "Exit status: 0 nothing at or above --fail-on, 1 failure diagnosed, 2 usage or input error.");
+  diagnose->add_option("paths", dargs.paths, "log files, directories or archives; - or nothing reads stdin");
+  diagnose->add_option("--format", dargs.format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  diagnose->add_option("--fail-on", dargs.fail_on, "lowest severity that makes the exit status 1: info, warning, error, critical, never");
+  diagnose->add_option("--ignore", dargs.ignore, "ignore a signature id (repeatable)")->type_name("ID");
+  diagnose->add_option("-j,--jobs", dargs.jobs, "files read in parallel (default: all cores)");
+  add_common(diagnose);
+
+  GrepArgs gargs;
+  auto* grep = app.add_subcommand("grep", "Print every matched line with its signature, rank and time");
+  grep->footer("Examples:\n  denpex grep --area nccl rank_*.log\n  denpex grep -c node-017.tar.gz\n"
+               "Exit status: 0 matched, 1 no match, 2 error.");
+  grep->add_option("paths", gargs.paths, "log files, directories or archives; - or nothing reads stdin");
+  grep->add_option("--signature", gargs.signature, "only this id or id prefix (repeatable)")->type_name("ID");
+  grep->add_option("--area", gargs.area, "only entries of this area (repeatable)");
+  grep->add_option("--role", gargs.role, "only cause, symptom or context entries");
+  grep->add_flag("-c,--count", gargs.count, "print a count per signature instead of lines");
+  grep->add_flag("--json", gargs.json, "one JSON object per matched line");
+  add_common(grep);
+
+  std::string query;
+  auto* explain = app.add_subcommand("explain", "Show what a signature means, how to fix and verify it");
+  explain->footer("Examples:\n  denpex explain nccl.nvls.cuda-700\n  denpex explain xid-79\n  denpex explain \"fallen off the bus\"");
+  explain->add_option("query", query, "an id, an id prefix, xid-NN, or words from the message")->required();
+  add_common(explain);
+
+  std::string action;
+  std::vector<std::string> ids;
+  std::string format = "patterns";
+  std::string area;
+  std::string role;
+  auto* sigs = app.add_subcommand("signatures", "List, show, test, lint or export the signature catalog");
+  sigs->footer("Examples:\n  denpex signatures list --area nccl\n  denpex signatures test\n"
+               "  denpex --no-builtin --signatures ./signatures signatures test");
+  sigs->add_option("action", action, "list, show, test, lint, export")->required()
+      ->check(CLI::IsMember({"list", "show", "test", "lint", "export"}));
+  sigs->add_option("ids", ids, "entry ids (show; test only these)");
+  sigs->add_option("--format", format, "export format: patterns, ids");
+  sigs->add_option("--area", area, "list: only this area");
+  sigs->add_option("--role", role, "list: only this role");
+  add_common(sigs);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? k_exit_ok : k_exit_error;
+  }
+  if (diagnose->parsed()) {
+    return run_diagnose(common, dargs);
+  }
+  if (grep->parsed()) {
+    return run_grep(common, gargs);
+  }
+  if (explain->parsed()) {
+    return run_explain(common, query);
+  }
+  return run_signatures(common, action, ids, format, area, role);
+}
+
+} // namespace
+
+} // namespace denpex::cli
+
+int main(int argc, char** argv) {
+  spdlog::set_default_logger(spdlog::stderr_color_mt("denpex"));
+  std::signal(SIGPIPE, SIG_IGN);
+  try {
+    const int rc = denpex::cli::run(argc, argv);
+    std::cout.flush();
+    if (!std::cout && errno == EPIPE) {
+      return 0;
+    }
+    return rc;
+  } catch (const std::exception& e) {
+    std::cerr << "denpex: error: " << e.what() << "\n";
+    return denpex::cli::k_exit_error;
+  }
+}

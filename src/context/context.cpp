@@ -1,0 +1,545 @@
+// Rank, host, GPU and pid from the prefixes and bodies of log lines. See
+// docs/context.md for every format and where it comes from.
+#include <denpex/context/context.hpp>
+
+#include <cctype>
+#include <cstring>
+
+namespace denpex::context {
+
+namespace {
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+bool is_host_char(char c) { return is_alpha(c) || is_digit(c) || c == '-' || c == '.' || c == '_'; }
+
+std::optional<int> read_int(std::string_view s, std::size_t& pos, std::size_t max_digits = 7) {
+  std::size_t i = pos;
+  long v = 0;
+  while (i < s.size() && is_digit(s[i]) && i - pos < max_digits) {
+    v = v * 10 + (s[i] - '0');
+    ++i;
+  }
+  if (i == pos || (i < s.size() && is_digit(s[i]))) {
+    return std::nullopt;
+  }
+  pos = i;
+  return static_cast<int>(v);
+}
+
+bool looks_like_host(std::string_view token) {
+  if (token.empty() || token.size() > 64 || (!is_alpha(token[0]) && !is_digit(token[0]))) {
+    return false;
+  }
+  bool digit = false;
+  for (char c : token) {
+    if (!is_host_char(c)) {
+      return false;
+    }
+    digit = digit || is_digit(c);
+  }
+  // Words that end a Python exception or a log level are not hosts.
+  static const char* const k_words[] = {"Error", "Exception", "Warning", "Traceback", "INFO", "WARN", "ERROR"};
+  for (const char* w : k_words) {
+    const auto n = std::strlen(w);
+    if (token.size() >= n && token.substr(token.size() - n) == w) {
+      return false;
+    }
+  }
+  return digit || token.find('-') != std::string_view::npos || token.find('.') != std::string_view::npos;
+}
+
+// Strips the launcher prefixes stacked at the start of `line`, recording what
+// they say. Returns the position after the last one.
+std::size_t strip_prefixes(std::string_view line, LineContext& ctx) {
+  std::size_t pos = 0;
+  for (int round = 0; round < 6 && pos < line.size(); ++round) {
+    const std::size_t start = pos;
+    while (pos < line.size() && line[pos] == ' ') {
+      ++pos;
+    }
+    std::string_view rest = line.substr(pos);
+    if (rest.empty()) {
+      break;
+    }
+    if (rest[0] == '[') {
+      // [rank3]: / [default3]: / [1,3]<stderr>:
+      std::size_t i = 1;
+      while (i < rest.size() && is_alpha(rest[i])) {
+        ++i;
+      }
+      const std::string_view word = rest.substr(1, i - 1);
+      if (i > 1 && i < rest.size() && is_digit(rest[i])) {
+        std::size_t j = i;
+        auto n = read_int(rest, j);
+        if (n && j + 1 < rest.size() && rest[j] == ']' && rest[j + 1] == ':') {
+          if (word == "rank") {
+            ctx.rank = Field<int>{*n, Origin::prefix};
+          } else {
+            ctx.local_rank = Field<int>{*n, Origin::prefix};
+          }
+          pos += j + 2;
+          continue;
+        }
+      }
+      if (i == 1 && i < rest.size() && is_digit(rest[1])) {
+        std::size_t j = 1;
+        auto job = read_int(rest, j);
+        if (job && j < rest.size() && rest[j] == ',') {
+          ++j;
+          auto r = read_int(rest, j);
+          if (r && j < rest.size() && rest[j] == ']') {
+            const auto close = rest.find(">:", j);
+            if (rest.substr(j + 1, 1) == "<" && close != std::string_view::npos && close < j + 12) {
+              ctx.rank = Field<int>{*r, Origin::prefix};
+              pos += close + 2;
+              continue;
+            }
+          }
+        }
+      }
+      if (rest.substr(0, 8) == "[stderr]" || rest.substr(0, 8) == "[stdout]") {
+        pos += 8;
+        continue;
+      }
+      break;
+    }
+    if (is_digit(rest[0])) {
+      // srun -l: "3: "
+      std::size_t j = 0;
+      auto r = read_int(rest, j, 6);
+      if (r && j + 1 < rest.size() && rest[j] == ':' && rest[j + 1] == ' ' && !ctx.rank) {
+        ctx.rank = Field<int>{*r, Origin::prefix};
+        pos += j + 2;
+        continue;
+      }
+    }
+    if (rest[0] == '(') {
+      // Ray: "(RayWorkerVllm pid=7046) "
+      const auto close = rest.find(") ");
+      const auto pid_at = rest.find("pid=");
+      if (close != std::string_view::npos && pid_at != std::string_view::npos && pid_at < close && close < 80) {
+        std::size_t j = pid_at + 4;
+        if (auto p = read_int(rest, j, 9)) {
+          ctx.pid = Field<std::int64_t>{*p, Origin::prefix};
+        }
+        pos += close + 2;
+        continue;
+      }
+      break;
+    }
+    // pdsh/DeepSpeed "host: " or "host [stderr] "
+    std::size_t j = 0;
+    while (j < rest.size() && is_host_char(rest[j])) {
+      ++j;
+    }
+    const std::string_view token = rest.substr(0, j);
+    if (j > 0 && looks_like_host(token)) {
+      if (rest.substr(j, 2) == ": ") {
+        // NCCL's "host:pid:tid" has no space after the colon, so it is not taken here.
+        ctx.host = Field<std::string>{std::string(token), Origin::prefix};
+        pos += j + 2;
+        continue;
+      }
+      if (rest.substr(j, 10) == " [stderr] " || rest.substr(j, 10) == " [stdout] ") {
+        ctx.host = Field<std::string>{std::string(token), Origin::prefix};
+        pos += j + 10;
+        continue;
+      }
+    }
+    if (pos == start) {
+      break;
+    }
+  }
+  return pos;
+}
+
+// Finds "Rank N" inside c10d messages: [Rank 3], [PG ID 1 PG GUID 1 Rank 3],
+// [PG 0 Rank 3], "rank 3 nRanks 16", "global rank 3".
+void scan_body(std::string_view line, std::size_t from, LineContext& ctx) {
+  for (std::size_t at = line.find("Rank ", from); at != std::string_view::npos; at = line.find("Rank ", at + 5)) {
+    // Accept "[Rank 3]" and "... Rank 3]" (PG forms) but not "nRanks".
+    if (at > 0 && is_alpha(line[at - 1])) {
+      continue;
+    }
+    std::size_t j = at + 5;
+    auto r = read_int(line, j);
+    if (r && j < line.size() && (line[j] == ']' || line[j] == ':' || line[j] == ' ' || line[j] == ',')) {
+      if (!ctx.rank || ctx.rank->origin != Origin::prefix) {
+        ctx.rank = Field<int>{*r, Origin::body};
+      }
+      break;
+    }
+  }
+  // NCCL: "comm 0x... rank 3 nRanks 16"
+  if (auto at = line.find(" nRanks "); at != std::string_view::npos) {
+    std::size_t j = at + 8;
+    if (auto n = read_int(line, j)) {
+      ctx.nranks = Field<int>{*n, Origin::body};
+    }
+    const auto r_at = line.rfind(" rank ", at);
+    if (r_at != std::string_view::npos && r_at + 6 <= at) {
+      std::size_t k = r_at + 6;
+      if (auto r = read_int(line, k); r && k == at && !ctx.rank) {
+        ctx.rank = Field<int>{*r, Origin::body};
+      }
+    }
+  }
+  // NCCL prefix "host:pid:tid [dev] NCCL" (possibly after a timestamp).
+  if (auto at = line.find(" NCCL ", from); at != std::string_view::npos || line.find("] NCCL") != std::string_view::npos) {
+    const auto bracket = line.find(" [", from);
+    if (bracket != std::string_view::npos && bracket < 128) {
+      std::size_t tok_start = bracket;
+      while (tok_start > from && line[tok_start - 1] != ' ') {
+        --tok_start;
+      }
+      const std::string_view tok = line.substr(tok_start, bracket - tok_start);
+      const auto c2 = tok.rfind(':');
+      const auto c1 = c2 == std::string_view::npos || c2 == 0 ? std::string_view::npos : tok.rfind(':', c2 - 1);
+      if (c1 != std::string_view::npos && c1 > 0) {
+        std::size_t p = c1 + 1;
+        auto pid = read_int(tok, p, 9);
+        std::size_t q = c2 + 1;
+        auto tid = read_int(tok, q, 9);
+        if (pid && tid && p == c2 && q == tok.size()) {
+          const std::string_view host = tok.substr(0, c1);
+          if (!host.empty() && !ctx.host) {
+            ctx.host = Field<std::string>{std::string(host), Origin::body};
+          }
+          if (!ctx.pid) {
+            ctx.pid = Field<std::int64_t>{*pid, Origin::body};
+          }
+          std::size_t d = bracket + 2;
+          if (auto dev = read_int(line, d, 3); dev && d < line.size() && line[d] == ']') {
+            ctx.gpu = Field<int>{*dev, Origin::body};
+          }
+        }
+      }
+    }
+  }
+  // NVRM: "PCI:0000:3b:00" / "NVRM: GPU 0000:3b:00.0:" / "NVRM: The NVIDIA GPU 0000:b3:00.0"
+  if (auto at = line.find("PCI:"); at != std::string_view::npos) {
+    auto pci = normalize_pci(line.substr(at + 4, 16));
+    if (!pci.empty()) {
+      ctx.pci = Field<std::string>{std::move(pci), Origin::body};
+    }
+  } else if (auto nv = line.find("NVRM: "); nv != std::string_view::npos) {
+    const auto gpu = line.find("GPU ", nv);
+    if (gpu != std::string_view::npos) {
+      auto pci = normalize_pci(line.substr(gpu + 4, 16));
+      if (!pci.empty()) {
+        ctx.pci = Field<std::string>{std::move(pci), Origin::body};
+      }
+    }
+  }
+}
+
+// Syslog / journal: "Nov 29 17:59:59 host proc[pid]:" or ISO "... host kernel:".
+void syslog_host(std::string_view line, LineContext& ctx) {
+  if (ctx.host || ctx.time.kind != ClockKind::wall) {
+    return;
+  }
+  if (ctx.time.format != "syslog" && ctx.time.format != "iso8601") {
+    return;
+  }
+  // The token after the stamp, followed by a "proc:" or "proc[pid]:" token.
+  std::size_t pos = 0;
+  // skip the stamp: first 3 tokens for syslog, 1 for ISO
+  int skip = ctx.time.format == "syslog" ? 3 : 1;
+  while (skip > 0 && pos < line.size()) {
+    while (pos < line.size() && line[pos] == ' ') {
+      ++pos;
+    }
+    while (pos < line.size() && line[pos] != ' ') {
+      ++pos;
+    }
+    --skip;
+  }
+  while (pos < line.size() && line[pos] == ' ') {
+    ++pos;
+  }
+  std::size_t end = pos;
+  while (end < line.size() && is_host_char(line[end])) {
+    ++end;
+  }
+  if (end == pos || end >= line.size() || line[end] != ' ') {
+    return;
+  }
+  std::size_t p2 = end + 1;
+  std::size_t e2 = p2;
+  while (e2 < line.size() && line[e2] != ' ' && line[e2] != ':') {
+    ++e2;
+  }
+  if (e2 < line.size() && line[e2] == ':' && e2 > p2) {
+    ctx.host = Field<std::string>{std::string(line.substr(pos, end - pos)), Origin::prefix};
+  }
+}
+
+} // namespace
+
+std::string normalize_pci(std::string_view s) {
+  // [domain:]bus:device[.function]
+  std::size_t i = 0;
+  auto hex_run = [&](std::size_t max) {
+    std::size_t start = i;
+    while (i < s.size() && i - start < max && std::isxdigit(static_cast<unsigned char>(s[i]))) {
+      ++i;
+    }
+    return s.substr(start, i - start);
+  };
+  auto a = hex_run(8);
+  if (a.empty() || i >= s.size() || s[i] != ':') {
+    return {};
+  }
+  ++i;
+  auto b = hex_run(2);
+  if (b.size() != 2) {
+    return {};
+  }
+  std::string_view domain = "0000";
+  std::string_view bus;
+  std::string_view dev;
+  if (i < s.size() && s[i] == ':') {
+    ++i;
+    auto c = hex_run(2);
+    if (c.size() != 2) {
+      return {};
+    }
+    domain = a.size() > 4 ? a.substr(a.size() - 4) : a;
+    bus = b;
+    dev = c;
+  } else {
+    if (a.size() != 2) {
+      return {};
+    }
+    bus = a;
+    dev = b;
+  }
+  std::string out;
+  for (std::size_t k = domain.size(); k < 4; ++k) {
+    out += '0';
+  }
+  out += domain;
+  out += ':';
+  out += bus;
+  out += ':';
+  out += dev;
+  for (auto& ch : out) {
+    ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  }
+  return out;
+}
+
+LineContext parse_line(std::string_view line) {
+  LineContext ctx;
+  const std::size_t body = strip_prefixes(line, ctx);
+  if (auto t = find_timestamp(line)) {
+    ctx.time = *t;
+  }
+  scan_body(line, body, ctx);
+  syslog_host(line, ctx);
+  // torchelastic's Root Cause block: "  rank      : 3 (local_rank: 3)"
+  if (auto at = line.find("local_rank: "); at != std::string_view::npos) {
+    std::size_t j = at + 12;
+    if (auto lr = read_int(line, j)) {
+      ctx.local_rank = Field<int>{*lr, Origin::body};
+    }
+  }
+  return ctx;
+}
+
+PathContext parse_path(std::string_view path) {
+  PathContext pc;
+  // Components split on '/' and ':' (archive members).
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    std::size_t end = path.find_first_of("/:", start);
+    if (end == std::string_view::npos) {
+      end = path.size();
+    }
+    std::string_view comp = path.substr(start, end - start);
+    // Drop extensions (.log, .txt, .gz, .tar).
+    while (true) {
+      const auto dot = comp.rfind('.');
+      if (dot == std::string_view::npos || dot == 0) {
+        break;
+      }
+      const auto ext = comp.substr(dot + 1);
+      if (ext == "log" || ext == "txt" || ext == "gz" || ext == "tar" || ext == "tgz" || ext == "zst" ||
+          ext == "xz" || ext == "bz2" || ext == "zip" || ext == "out" || ext == "err" || ext == "json" ||
+          ext == "jsonl") {
+        comp = comp.substr(0, dot);
+      } else {
+        break;
+      }
+    }
+    // rank_3, rank-3, rank3, rank.3
+    for (std::size_t at = comp.find("rank"); at != std::string_view::npos; at = comp.find("rank", at + 4)) {
+      if (at > 0 && is_alpha(comp[at - 1])) {
+        continue;
+      }
+      std::size_t j = at + 4;
+      if (j < comp.size() && (comp[j] == '_' || comp[j] == '-' || comp[j] == '.')) {
+        ++j;
+      }
+      if (auto r = read_int(comp, j)) {
+        pc.rank = *r;
+      }
+    }
+    // node-017, gpu-node-3, worker-12, ip-10-0-0-1, nid001234
+    if (!comp.empty() && comp.find("rank") == std::string_view::npos) {
+      static const char* const k_hostish[] = {"node", "host", "gpu", "worker", "compute", "nid", "ip-", "dgx", "hgx"};
+      const std::string lower = [&] {
+        std::string s(comp);
+        for (auto& c : s) {
+          c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        }
+        return s;
+      }();
+      bool hostish = false;
+      for (const char* h : k_hostish) {
+        if (lower.find(h) != std::string::npos) {
+          hostish = true;
+        }
+      }
+      if (hostish && is_digit(comp.back()) && looks_like_host(comp)) {
+        pc.host = std::string(comp);
+      }
+    }
+    start = end + 1;
+  }
+  return pc;
+}
+
+namespace {
+
+// torchelastic's Root Cause / Failures block ties a rank to the fields below it:
+//   [0]:
+//     time      : 2024-11-29_18:10:03
+//     host      : node-017
+//     rank      : 3 (local_rank: 3)
+//     exitcode  : -6 (pid: 2339)
+// A field line without its own rank takes the block's (a few lines up).
+void rank_from_block(std::string_view chunk, std::size_t line_pos, std::string_view line, LineContext& ctx) {
+  std::size_t i = 0;
+  while (i < line.size() && line[i] == ' ') {
+    ++i;
+  }
+  const std::string_view field = line.substr(i);
+  static const char* const k_fields[] = {"exitcode", "error_file", "traceback", "time", "host"};
+  bool in_block = false;
+  for (const char* f : k_fields) {
+    const auto n = std::strlen(f);
+    if (field.substr(0, n) == f && field.find(':') != std::string_view::npos && field.find(':') < 14) {
+      in_block = i > 0;
+    }
+  }
+  if (!in_block) {
+    return;
+  }
+  // Look at up to 4 lines before and 4 after, within the chunk.
+  auto field_rank = [&](std::string_view l) -> std::optional<int> {
+    std::size_t k = 0;
+    while (k < l.size() && l[k] == ' ') {
+      ++k;
+    }
+    if (k == 0 || l.substr(k, 4) != "rank") {
+      return std::nullopt;
+    }
+    k += 4;
+    while (k < l.size() && l[k] == ' ') {
+      ++k;
+    }
+    if (k >= l.size() || l[k] != ':') {
+      return std::nullopt;
+    }
+    ++k;
+    while (k < l.size() && l[k] == ' ') {
+      ++k;
+    }
+    return read_int(l, k);
+  };
+  std::size_t start = line_pos;
+  for (int n = 0; n < 4 && start > 0; ++n) {
+    const auto nl = start >= 2 ? chunk.rfind('\n', start - 2) : std::string_view::npos;
+    const std::size_t s = nl == std::string_view::npos ? 0 : nl + 1;
+    if (auto r = field_rank(chunk.substr(s, start - 1 - s))) {
+      ctx.rank = Field<int>{*r, Origin::neighbour};
+      return;
+    }
+    start = s;
+  }
+  std::size_t pos = line_pos + line.size() + 1;
+  for (int n = 0; n < 4 && pos < chunk.size(); ++n) {
+    auto nl = chunk.find('\n', pos);
+    if (nl == std::string_view::npos) {
+      nl = chunk.size();
+    }
+    if (auto r = field_rank(chunk.substr(pos, nl - pos))) {
+      ctx.rank = Field<int>{*r, Origin::neighbour};
+      return;
+    }
+    pos = nl + 1;
+  }
+}
+
+} // namespace
+
+SourceContext::SourceContext(std::string_view source_name) : m_path(parse_path(source_name)) {}
+
+LineContext SourceContext::context_for(std::string_view chunk, std::size_t line_pos, std::string_view line) {
+  LineContext ctx = parse_line(line);
+  if (ctx.time.kind == ClockKind::none) {
+    // Look back through the chunk, a bounded number of lines.
+    std::size_t end = line_pos;
+    for (int k = 0; k < 64 && end > 0; ++k) {
+      const auto prev_end = end - 1; // the '\n' before the current line
+      const auto nl = prev_end == 0 ? std::string_view::npos : chunk.rfind('\n', prev_end - 1);
+      const std::size_t start = nl == std::string_view::npos ? 0 : nl + 1;
+      if (auto t = find_timestamp(chunk.substr(start, prev_end - start))) {
+        ctx.time = *t;
+        ctx.time.origin = Origin::neighbour;
+        break;
+      }
+      end = start;
+    }
+    if (ctx.time.kind == ClockKind::none && m_last_stamp) {
+      ctx.time = *m_last_stamp;
+      ctx.time.origin = Origin::inherited;
+    }
+  }
+  if (!ctx.rank) {
+    rank_from_block(chunk, line_pos, line, ctx);
+  }
+  if (!ctx.rank && m_path.rank) {
+    ctx.rank = Field<int>{*m_path.rank, Origin::file_name};
+  }
+  if (!ctx.host && !m_path.host.empty()) {
+    ctx.host = Field<std::string>{m_path.host, Origin::file_name};
+  }
+  if (ctx.host && ctx.host->origin != Origin::file_name) {
+    m_last_host = ctx.host->value;
+  }
+  return ctx;
+}
+
+void SourceContext::end_chunk(std::string_view chunk) {
+  std::size_t end = chunk.size();
+  if (end > 0 && chunk[end - 1] == '\n') {
+    --end;
+  }
+  for (int k = 0; k < 16 && end > 0; ++k) {
+    const auto nl = chunk.rfind('\n', end - 1);
+    const std::size_t start = nl == std::string_view::npos ? 0 : nl + 1;
+    if (auto t = find_timestamp(chunk.substr(start, end - start))) {
+      m_last_stamp = *t;
+      return;
+    }
+    if (start == 0) {
+      return;
+    }
+    end = start - 1;
+  }
+}
+
+} // namespace denpex::context

@@ -1,0 +1,255 @@
+#include <denpex/matcher/matcher.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <string>
+
+#include <re2/re2.h>
+#include <re2/set.h>
+
+namespace denpex::matcher {
+
+namespace {
+
+struct Pattern {
+  std::uint32_t signature;
+  std::uint32_t signal;
+  std::unique_ptr<RE2> re;                        // "(?m)" + pattern, for chunk search
+  std::vector<std::pair<std::string, int>> names; // named groups
+  int groups = 0;                                 // number of capturing groups
+};
+
+struct Hit {
+  std::size_t line_start;
+  std::size_t line_end;
+  std::size_t match_begin;
+  std::uint32_t pattern;
+  std::uint32_t capture_begin; // into the shared capture-span list
+};
+
+struct Span {
+  std::size_t begin;
+  std::size_t len;
+  bool present;
+};
+
+RE2::Options base_options() {
+  RE2::Options o;
+  o.set_log_errors(false);
+  return o;
+}
+
+} // namespace
+
+struct Matcher::Impl {
+  std::vector<Pattern> patterns;
+  std::unique_ptr<RE2::Set> set;
+  mutable std::atomic<bool> warned_oom{false};
+
+  // Finds every hit of pattern `p` in `text` and appends it to `hits`.
+  void find_all(std::uint32_t p, std::string_view text, std::vector<Hit>& hits, std::vector<Span>& spans) const {
+    const Pattern& pat = patterns[p];
+    const int n = pat.groups + 1;
+    std::vector<re2::StringPiece> sub(static_cast<std::size_t>(n));
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+      if (!pat.re->Match(re2::StringPiece(text.data(), text.size()), pos, text.size(), RE2::UNANCHORED, sub.data(), n)) {
+        return;
+      }
+      auto begin = static_cast<std::size_t>(sub[0].data() - text.data());
+      auto end = begin + sub[0].size();
+      std::size_t line_start = 0;
+      if (begin > 0) {
+        const auto nl = text.rfind('\n', begin - 1);
+        line_start = nl == std::string_view::npos ? 0 : nl + 1;
+      }
+      std::size_t line_end = text.find('\n', begin);
+      if (line_end == std::string_view::npos) {
+        line_end = text.size();
+      }
+      if (end > line_end) {
+        // The match crossed a newline (\s or [^x] in the pattern): confirm it
+        // on the line alone.
+        if (!pat.re->Match(re2::StringPiece(text.data(), text.size()), line_start, line_end, RE2::UNANCHORED,
+                           sub.data(), n)) {
+          pos = line_end + 1;
+          continue;
+        }
+        begin = static_cast<std::size_t>(sub[0].data() - text.data());
+        end = begin + sub[0].size();
+      }
+      Hit h{line_start, line_end, begin, p, static_cast<std::uint32_t>(spans.size())};
+      for (int g = 1; g < n; ++g) {
+        const auto& s = sub[static_cast<std::size_t>(g)];
+        spans.push_back(s.data() == nullptr ? Span{0, 0, false}
+                                            : Span{static_cast<std::size_t>(s.data() - text.data()), s.size(), true});
+      }
+      hits.push_back(h);
+      // Several messages can share one line when a paste lost its newlines:
+      // keep searching the rest of the line.
+      pos = (end > begin && end < line_end) ? end : line_end + 1;
+    }
+  }
+};
+
+Matcher::Matcher(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
+Matcher::Matcher(Matcher&&) noexcept = default;
+Matcher& Matcher::operator=(Matcher&&) noexcept = default;
+Matcher::~Matcher() = default;
+
+std::size_t Matcher::pattern_count() const { return m_impl->patterns.size(); }
+
+Expected<Matcher> Matcher::compile(const catalog::Catalog& catalog, const MatcherOptions& options) {
+  auto impl = std::make_unique<Impl>();
+  RE2::Options set_opts = base_options();
+  set_opts.set_max_mem(options.set_max_mem);
+  impl->set = std::make_unique<RE2::Set>(set_opts, RE2::UNANCHORED);
+  for (std::uint32_t s = 0; s < catalog.size(); ++s) {
+    const auto& sig = catalog.at(s);
+    if (options.include && !options.include(sig)) {
+      continue;
+    }
+    for (std::uint32_t k = 0; k < sig.signals.size(); ++k) {
+      const std::string pattern = "(?m)" + sig.signals[k].pattern;
+      std::string error;
+      const int index = impl->set->Add(pattern, &error);
+      if (index < 0) {
+        return make_error(ErrorKind::invalid, sig.file + ": /signals/" + std::to_string(k) + "/pattern",
+                          "invalid regex: " + error);
+      }
+      Pattern p{s, k, std::make_unique<RE2>(pattern, base_options()), {}, 0};
+      p.groups = p.re->NumberOfCapturingGroups();
+      for (const auto& [name, idx] : p.re->NamedCapturingGroups()) {
+        p.names.emplace_back(name, idx);
+      }
+      std::sort(p.names.begin(), p.names.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+      DENPEX_ASSERT(static_cast<std::size_t>(index) == impl->patterns.size());
+      impl->patterns.push_back(std::move(p));
+    }
+  }
+  if (!impl->patterns.empty() && !impl->set->Compile()) {
+    return make_error(ErrorKind::invalid, "catalog", "the signature set does not compile within the RE2 memory budget",
+                      "raise MatcherOptions::set_max_mem");
+  }
+  return Matcher(std::move(impl));
+}
+
+bool Matcher::scan(const source::Chunk& chunk, MatchSink& sink, Diagnostics& diags, ScanStats* stats) const {
+  const auto& impl = *m_impl;
+  if (impl.patterns.empty() || chunk.text.empty()) {
+    return true;
+  }
+  const std::string_view text = chunk.text;
+  thread_local std::vector<int> set_hits;
+  set_hits.clear();
+  RE2::Set::ErrorInfo info{};
+  const bool any = impl.set->Match(re2::StringPiece(text.data(), text.size()), &set_hits, &info);
+  if (stats != nullptr) {
+    ++stats->chunks;
+  }
+  if (!any) {
+    if (info.kind == RE2::Set::kNoError) {
+      return true;
+    }
+    // A silent miss is worse than a slow scan: try every pattern alone.
+    if (stats != nullptr) {
+      ++stats->dfa_fallbacks;
+    }
+    if (!impl.warned_oom.exchange(true)) {
+      diags.warning(Error{ErrorKind::invalid, "matcher",
+                          "the RE2 set's DFA ran out of memory; scanning pattern by pattern (same results, slower)"});
+    }
+    set_hits.clear();
+    for (std::size_t p = 0; p < impl.patterns.size(); ++p) {
+      if (RE2::PartialMatch(re2::StringPiece(text.data(), text.size()), *impl.patterns[p].re)) {
+        set_hits.push_back(static_cast<int>(p));
+      }
+    }
+    if (set_hits.empty()) {
+      return true;
+    }
+  }
+  if (stats != nullptr) {
+    ++stats->chunks_with_hits;
+  }
+  std::sort(set_hits.begin(), set_hits.end()); // Set::Match output is unsorted
+
+  thread_local std::vector<Hit> hits;
+  thread_local std::vector<Span> spans;
+  hits.clear();
+  spans.clear();
+  for (int p : set_hits) {
+    impl.find_all(static_cast<std::uint32_t>(p), text, hits, spans);
+  }
+  std::stable_sort(hits.begin(), hits.end(), [](const Hit& a, const Hit& b) {
+    if (a.line_start != b.line_start) {
+      return a.line_start < b.line_start;
+    }
+    if (a.match_begin != b.match_begin) {
+      return a.match_begin < b.match_begin;
+    }
+    return a.pattern < b.pattern;
+  });
+
+  std::vector<Capture> captures;
+  std::uint64_t line_no = chunk.first_line;
+  std::size_t counted_to = 0;
+  for (const Hit& h : hits) {
+    for (const char* q = text.data() + counted_to;
+         (q = static_cast<const char*>(std::memchr(q, '\n', h.line_start - static_cast<std::size_t>(q - text.data())))) != nullptr;
+         ++q) {
+      ++line_no;
+    }
+    counted_to = h.line_start;
+    const Pattern& pat = impl.patterns[h.pattern];
+    captures.clear();
+    for (const auto& [name, idx] : pat.names) {
+      const Span& s = spans[h.capture_begin + static_cast<std::size_t>(idx) - 1];
+      if (s.present) {
+        captures.push_back(Capture{name, text.substr(s.begin, s.len)});
+      }
+    }
+    std::size_t line_end = h.line_end;
+    if (line_end > h.line_start && text[line_end - 1] == '\r') {
+      --line_end;
+    }
+    MatchEvent ev;
+    ev.signature = pat.signature;
+    ev.signal = pat.signal;
+    ev.line = text.substr(h.line_start, line_end - h.line_start);
+    ev.line_no = line_no;
+    ev.offset = chunk.offset + h.line_start;
+    ev.captures = &captures;
+    ev.chunk = text;
+    ev.line_pos = h.line_start;
+    if (!sink.matched(ev)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void Matcher::match_entry_line(std::uint32_t signature, std::string_view line,
+                               const std::function<void(std::uint32_t, const std::vector<Capture>&)>& hit) const {
+  for (const auto& pat : m_impl->patterns) {
+    if (pat.signature != signature) {
+      continue;
+    }
+    const int n = pat.groups + 1;
+    std::vector<re2::StringPiece> sub(static_cast<std::size_t>(n));
+    if (!pat.re->Match(re2::StringPiece(line.data(), line.size()), 0, line.size(), RE2::UNANCHORED, sub.data(), n)) {
+      continue;
+    }
+    std::vector<Capture> caps;
+    for (const auto& [name, idx] : pat.names) {
+      const auto& s = sub[static_cast<std::size_t>(idx)];
+      if (s.data() != nullptr) {
+        caps.push_back(Capture{name, std::string_view(s.data(), s.size())});
+      }
+    }
+    hit(pat.signal, caps);
+  }
+}
+
+} // namespace denpex::matcher

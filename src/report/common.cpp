@@ -1,0 +1,34 @@
+#include <denpex/report/report.hpp>
+
+#include <ctime>
+
+#include <fmt/format.h>
+
+namespace denpex::report {
+
+std::string location(const correlate::Diagnosis& d, const correlate::Evidence& e) {
+  const std::string& name = e.source < d.sources.size() ? d.sources[e.source].name : std::string("?");
+  return fmt::format("{}:{}", name, e.line_no);
+}
+
+std::string format_time(const correlate::Evidence& e) {
+  if (e.time_us) {
+    const std::int64_t us = *e.time_us;
+    std::time_t secs = static_cast<std::time_t>(us >= 0 ? us / 1'000'000 : (us - 999'999) / 1'000'000);
+    const auto frac = static_cast<int>(us - static_cast<std::int64_t>(secs) * 1'000'000);
+    std::tm tm{};
+    gmtime_r(&secs, &tm);
+    std::string out = fmt::format("{:04}-{:02}-{:02} {:02}:{:02}:{:02}.{:03}", tm.tm_year + 1900, tm.tm_mon + 1,
+                                  tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac / 1000);
+    if (e.ctx.time.wall.tz_minutes) {
+      out += " UTC";
+    }
+    return out;
+  }
+  if (e.ctx.time.kind == context::ClockKind::monotonic) {
+    return fmt::format("{}.{:06}s since boot", e.ctx.time.mono_micros / 1'000'000, e.ctx.time.mono_micros % 1'000'000);
+  }
+  return {};
+}
+
+} // namespace denpex::report

@@ -1,0 +1,318 @@
+#include <denpex/report/report.hpp>
+
+#include <algorithm>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include <denpex/util/strings.hpp>
+
+namespace denpex::report {
+
+namespace {
+
+using catalog::Severity;
+using correlate::Evidence;
+using correlate::Group;
+using correlate::Incident;
+
+struct Style {
+  bool on;
+  std::string operator()(std::string_view code, std::string_view text) const {
+    return on ? fmt::format("\x1b[{}m{}\x1b[0m", code, text) : std::string(text);
+  }
+};
+
+std::string_view severity_color(Severity s) {
+  switch (s) {
+  case Severity::critical:
+    return "1;31";
+  case Severity::error:
+    return "31";
+  case Severity::warning:
+    return "33";
+  case Severity::info:
+    return "36";
+  }
+  return "0";
+}
+
+// Wraps prose to `width`, each line prefixed with `indent`.
+std::string wrap(std::string_view text, std::size_t width, std::string_view indent) {
+  std::string out;
+  std::string line(indent);
+  std::istringstream words{std::string(text)};
+  std::string w;
+  bool empty = true;
+  while (words >> w) {
+    if (!empty && line.size() + 1 + w.size() > width) {
+      out += line + "\n";
+      line = std::string(indent);
+      empty = true;
+    }
+    if (!empty) {
+      line += ' ';
+    }
+    line += w;
+    empty = false;
+  }
+  if (!empty) {
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::string ranks_text(const std::set<int>& ranks) {
+  std::vector<int> v(ranks.begin(), ranks.end());
+  std::string out;
+  std::size_t i = 0;
+  while (i < v.size()) {
+    std::size_t j = i;
+    while (j + 1 < v.size() && v[j + 1] == v[j] + 1) {
+      ++j;
+    }
+    if (!out.empty()) {
+      out += ",";
+    }
+    out += j == i ? std::to_string(v[i]) : fmt::format("{}-{}", v[i], v[j]);
+    i = j + 1;
+  }
+  return out.empty() ? "-" : out;
+}
+
+std::string who(const Evidence& e) {
+  std::vector<std::string> parts;
+  if (e.ctx.rank) {
+    parts.push_back(fmt::format("rank {}", e.ctx.rank->value));
+  }
+  if (e.ctx.local_rank && !e.ctx.rank) {
+    parts.push_back(fmt::format("local rank {}", e.ctx.local_rank->value));
+  }
+  if (e.ctx.host) {
+    parts.push_back("host " + util::escape_for_terminal(e.ctx.host->value));
+  }
+  if (e.ctx.pci) {
+    parts.push_back("GPU " + e.ctx.pci->value);
+  } else if (e.ctx.gpu) {
+    parts.push_back(fmt::format("GPU {}", e.ctx.gpu->value));
+  }
+  if (e.ctx.pid) {
+    parts.push_back(fmt::format("pid {}", e.ctx.pid->value));
+  }
+  std::string out;
+  for (const auto& p : parts) {
+    out += out.empty() ? p : "  " + p;
+  }
+  return out;
+}
+
+void print_incident(std::ostream& out, const correlate::Diagnosis& d, const catalog::Catalog& cat, const Incident& inc,
+                    std::size_t number, const TextOptions& o, const Style& st) {
+  const auto& sig = cat.at(inc.signature);
+  const std::string head = inc.initiating ? "INITIATING FAILURE" : fmt::format("INCIDENT {}", number);
+  out << st("1", head) << "  " << st(severity_color(sig.severity), fmt::format("[{}]", catalog::to_string(sig.severity)))
+      << " " << sig.id << "\n";
+  out << "  " << st("1", sig.title) << "\n";
+  out << "  where    " << util::escape_for_terminal(location(d, inc.first));
+  if (auto w = who(inc.first); !w.empty()) {
+    out << "  " << w;
+  }
+  out << "\n";
+  if (auto t = format_time(inc.first); !t.empty()) {
+    out << "  when     " << t << "\n";
+  }
+  out << "  line     " << util::escape_for_terminal(util::clip(util::trim(inc.first.text), 300)) << "\n";
+  std::string seen = fmt::format("{} line{}", inc.count, inc.count == 1 ? "" : "s");
+  if (!inc.ranks.empty()) {
+    seen += fmt::format(", rank{} {}", inc.ranks.size() == 1 ? "" : "s", ranks_text(inc.ranks));
+  }
+  if (!inc.hosts.empty()) {
+    seen += fmt::format(", {} host{}", inc.hosts.size(), inc.hosts.size() == 1 ? "" : "s");
+  }
+  out << "  seen     " << seen << "\n";
+  if (inc.initiating) {
+    out << "  decided  " << inc.rule << " (confidence: " << correlate::to_string(inc.confidence) << ")\n";
+  }
+  if (!inc.caused_by.empty()) {
+    out << "  note     the line says it was caused by an earlier Xid " << inc.caused_by << "\n";
+  }
+  out << "\n  " << st("1", "Why") << "\n" << wrap(sig.root_cause, o.width, "    ");
+  out << "\n  " << st("1", "Fix") << "\n" << wrap(sig.fix.summary, o.width, "    ");
+  for (const auto& [k, v] : sig.fix.env) {
+    out << "    " << st("32", fmt::format("export {}={}", k, v)) << "\n";
+  }
+  for (std::size_t i = 0; i < sig.fix.steps.size(); ++i) {
+    out << wrap(fmt::format("{}. {}", i + 1, sig.fix.steps[i]), o.width, "    ");
+  }
+  for (const auto& c : sig.fix.commands) {
+    out << "    $ " << c << "\n";
+  }
+  out << "\n  " << st("1", "Verify") << "\n" << wrap(sig.verify.summary, o.width, "    ");
+  for (const auto& c : sig.verify.commands) {
+    out << "    $ " << c << "\n";
+  }
+  if (sig.signals.size() > 1) {
+    out << "\n  " << st("1", "Evidence") << "\n";
+    for (const auto& s : inc.signals) {
+      const auto& sg = sig.signals[s.signal];
+      if (s.count > 0 && s.first) {
+        out << "    " << st("32", "seen   ") << " " << fmt::format("{:<24}", sg.id) << " "
+            << util::escape_for_terminal(location(d, *s.first)) << (s.count > 1 ? fmt::format(" (+{} more)", s.count - 1) : "")
+            << "\n";
+      } else {
+        out << "    " << st("33", "missing") << " " << fmt::format("{:<24}", sg.id) << " "
+            << (sg.description.empty() ? "" : sg.description) << "\n";
+      }
+    }
+  }
+  if (!inc.context.empty()) {
+    out << "\n  " << st("1", "Context") << "\n";
+    for (const auto& g : inc.context) {
+      out << "    " << cat.at(g.signature).id << "  " << util::escape_for_terminal(location(d, g.first)) << "\n";
+    }
+  }
+  if (!inc.missing.empty()) {
+    out << "\n  " << st("1", "Missing evidence") << "\n";
+    for (const auto& m : inc.missing) {
+      out << wrap("- " + m, o.width, "    ");
+    }
+  }
+  if (!inc.collateral.empty()) {
+    std::uint64_t total = 0;
+    for (const auto& g : inc.collateral) {
+      total += g.count;
+    }
+    out << "\n  " << st("1", fmt::format("Collateral ({} downstream report{} explained by this failure)", total, total == 1 ? "" : "s"))
+        << "\n";
+    out << fmt::format("    {:<42} {:>6}  {:<14} {}\n", "SIGNATURE", "COUNT", "RANKS", "FIRST SEEN");
+    for (const auto& g : inc.collateral) {
+      out << fmt::format("    {:<42} {:>6}  {:<14} {}\n", cat.at(g.signature).id, g.count, ranks_text(g.ranks),
+                         util::escape_for_terminal(location(d, g.first)));
+    }
+  }
+  out << "\n";
+}
+
+} // namespace
+
+void print_text(std::ostream& out, const correlate::Diagnosis& d, const catalog::Catalog& cat, const RunInfo& run,
+                const TextOptions& o) {
+  const Style st{o.color};
+  const auto n = d.incidents.size();
+  std::string summary;
+  if (n == 0) {
+    summary = "no known failure signature found";
+  } else if (n == 1) {
+    summary = "1 failure diagnosed";
+  } else {
+    summary = fmt::format("{} distinct failures diagnosed", n);
+  }
+  out << st("1", "denpex: " + summary)
+      << fmt::format(" ({} source{}, {} lines, {} matched)\n\n", run.sources, run.sources == 1 ? "" : "s", run.lines,
+                     d.hits);
+  for (std::size_t i = 0; i < n; ++i) {
+    print_incident(out, d, cat, d.incidents[i], i + 1, o, st);
+  }
+  if (d.inference) {
+    const auto& inf = *d.inference;
+    out << st("1", "NO CONCRETE CAUSE IN THESE LOGS") << "\n";
+    out << wrap(inf.summary, o.width, "  ");
+    out << wrap(fmt::format("world size {} (from {})", inf.world_size, inf.world_size_from), o.width, "  ");
+    for (const auto& m : inf.mismatches) {
+      out << "  mismatch  " << m << "\n";
+    }
+    out << "\n  " << st("1", "Next") << "\n";
+    for (const auto& s : inf.next_steps) {
+      out << wrap("- " + s, o.width, "    ");
+    }
+    out << "\n";
+  }
+  if (!d.unexplained.empty()) {
+    out << st("1", n == 0 ? "REPORTS (downstream symptoms; their cause is not in these logs)" : "UNEXPLAINED REPORTS") << "\n";
+    out << fmt::format("  {:<42} {:>6}  {:<14} {}\n", "SIGNATURE", "COUNT", "RANKS", "FIRST SEEN");
+    for (const auto& g : d.unexplained) {
+      out << fmt::format("  {:<42} {:>6}  {:<14} {}\n", cat.at(g.signature).id, g.count, ranks_text(g.ranks),
+                         util::escape_for_terminal(location(d, g.first)));
+    }
+    out << "\n";
+  }
+  if (n == 0 && !d.inference && d.unexplained.empty()) {
+    out << "  Nothing in these logs matched the catalog (" << cat.size() << " signatures).\n"
+        << "  Try `denpex grep` to see matched lines, or add a signature (docs/signature-format.md).\n";
+  }
+  if (!d.clock_note.empty()) {
+    out << "note: " << d.clock_note << "\n";
+  }
+  if (run.long_lines_cut > 0) {
+    out << fmt::format("note: {} over-long line{} matched in pieces\n", run.long_lines_cut, run.long_lines_cut == 1 ? " was" : "s were");
+  }
+}
+
+void print_entry(std::ostream& out, const catalog::Signature& sig, const catalog::Catalog& cat, const TextOptions& o) {
+  const Style st{o.color};
+  out << st("1", sig.id) << "  " << st(severity_color(sig.severity), fmt::format("[{}]", catalog::to_string(sig.severity)))
+      << fmt::format(" {} / {} / priority {}\n", sig.area, catalog::to_string(sig.role), sig.priority);
+  out << "  " << st("1", sig.title) << "\n\n";
+  out << "  " << st("1", "Why") << "\n" << wrap(sig.root_cause, o.width, "    ");
+  out << "\n  " << st("1", "Fix") << "\n" << wrap(sig.fix.summary, o.width, "    ");
+  if (!sig.fix.env.empty()) {
+    out << "    shell:      ";
+    for (const auto& [k, v] : sig.fix.env) {
+      out << "export " << k << "=" << v << "; ";
+    }
+    out << "\n    python:     ";
+    for (const auto& [k, v] : sig.fix.env) {
+      out << fmt::format("os.environ[\"{}\"] = \"{}\"; ", k, v);
+    }
+    out << "(before init_process_group)\n    sbatch:     #SBATCH --export=ALL";
+    for (const auto& [k, v] : sig.fix.env) {
+      out << "," << k << "=" << v;
+    }
+    out << "\n    kubernetes: env:";
+    for (const auto& [k, v] : sig.fix.env) {
+      out << fmt::format(" [{{name: {}, value: \"{}\"}}]", k, v);
+    }
+    out << "\n";
+  }
+  for (std::size_t i = 0; i < sig.fix.steps.size(); ++i) {
+    out << wrap(fmt::format("{}. {}", i + 1, sig.fix.steps[i]), o.width, "    ");
+  }
+  for (const auto& c : sig.fix.commands) {
+    out << "    $ " << c << "\n";
+  }
+  out << "\n  " << st("1", "Verify") << "\n" << wrap(sig.verify.summary, o.width, "    ");
+  for (const auto& c : sig.verify.commands) {
+    out << "    $ " << c << "\n";
+  }
+  if (!sig.prevention.empty()) {
+    out << "\n  " << st("1", "Prevention") << "\n" << wrap(sig.prevention, o.width, "    ");
+  }
+  if (!sig.affected.empty()) {
+    out << "\n  " << st("1", "Affected") << "\n" << wrap(sig.affected, o.width, "    ");
+  }
+  out << "\n  " << st("1", "Signals") << "\n";
+  for (const auto& s : sig.signals) {
+    out << "    " << s.id << (s.anchor ? "" : " (supporting)") << ": " << s.pattern << "\n";
+  }
+  if (!sig.explains.empty()) {
+    out << "\n  " << st("1", "Explains") << "\n";
+    for (const auto& e : sig.explains) {
+      auto idx = cat.find(e);
+      out << "    " << e << (idx ? "  " + cat.at(*idx).title : "") << "\n";
+    }
+  }
+  if (!sig.related.empty()) {
+    out << "\n  " << st("1", "Related") << "\n";
+    for (const auto& e : sig.related) {
+      auto idx = cat.find(e);
+      out << "    " << e << (idx ? "  " + cat.at(*idx).title : "") << "\n";
+    }
+  }
+  out << "\n  " << st("1", "References") << "\n";
+  for (const auto& r : sig.references) {
+    out << "    " << r.title << "\n      " << r.url << "\n";
+  }
+  out << "\n  " << st("1", "Example") << "\n    " << util::escape_for_terminal(sig.match_examples.front().line) << "\n";
+}
+
+} // namespace denpex::report

@@ -1,0 +1,147 @@
+#include <denpex/selftest/selftest.hpp>
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace denpex::selftest {
+
+namespace {
+
+struct Event {
+  std::uint32_t signature;
+  std::uint32_t signal;
+  std::uint64_t line_no;
+  std::vector<std::pair<std::string, std::string>> captures;
+};
+
+class Collect final : public matcher::MatchSink {
+public:
+  bool matched(const matcher::MatchEvent& ev) override {
+    Event e{ev.signature, ev.signal, ev.line_no, {}};
+    for (const auto& c : *ev.captures) {
+      e.captures.emplace_back(std::string(c.name), std::string(c.value));
+    }
+    events.push_back(std::move(e));
+    return true;
+  }
+  std::vector<Event> events;
+};
+
+std::vector<Event> scan_text(const matcher::Matcher& m, const std::string& text) {
+  Collect sink;
+  Diagnostics diags;
+  source::Chunk chunk{text, 1, 0};
+  m.scan(chunk, sink, diags);
+  return sink.events;
+}
+
+} // namespace
+
+Report test_examples(const catalog::Catalog& cat, const matcher::Matcher& m, const std::vector<std::string>& only) {
+  Report r;
+  for (std::uint32_t s = 0; s < cat.size(); ++s) {
+    const auto& sig = cat.at(s);
+    if (!only.empty() && std::find(only.begin(), only.end(), sig.id) == only.end()) {
+      continue;
+    }
+    ++r.entries;
+    std::vector<bool> signal_covered(sig.signals.size(), false);
+    for (std::size_t i = 0; i < sig.match_examples.size(); ++i) {
+      const auto& ex = sig.match_examples[i];
+      ++r.examples;
+      const std::string where = fmt::format("{}: /examples/match/{}", sig.file, i);
+      // Alone, and inside a chunk between unrelated lines (line 2).
+      for (int variant = 0; variant < 2; ++variant) {
+        const std::string text = variant == 0 ? ex.line : "training step 100 loss 2.31\n" + ex.line + "\nepoch 3 done\n";
+        const std::uint64_t want_line = variant == 0 ? 1 : 2;
+        auto events = scan_text(m, text);
+        std::vector<const Event*> own;
+        for (const auto& e : events) {
+          if (e.signature == s && e.line_no == want_line) {
+            own.push_back(&e);
+          }
+        }
+        if (own.empty()) {
+          r.failures.push_back({where, fmt::format("example does not match its entry{}: {}",
+                                                   variant == 0 ? "" : " inside a chunk", ex.line)});
+          break;
+        }
+        const Event* chosen = own.front();
+        if (!ex.signal.empty()) {
+          auto it = std::find_if(own.begin(), own.end(),
+                                 [&](const Event* e) { return sig.signals[e->signal].id == ex.signal; });
+          if (it == own.end()) {
+            r.failures.push_back({where, fmt::format("matched by signal '{}', expected '{}'",
+                                                     sig.signals[own.front()->signal].id, ex.signal)});
+            break;
+          }
+          chosen = *it;
+        }
+        for (const auto* e : own) {
+          signal_covered[e->signal] = true;
+        }
+        for (const auto& [name, want] : ex.captures) {
+          auto it = std::find_if(chosen->captures.begin(), chosen->captures.end(),
+                                 [&](const auto& c) { return c.first == name; });
+          if (it == chosen->captures.end()) {
+            r.failures.push_back({where, fmt::format("capture '{}' missing (expected '{}')", name, want)});
+          } else if (it->second != want) {
+            r.failures.push_back({where, fmt::format("capture '{}' is '{}', expected '{}'", name, it->second, want)});
+          }
+        }
+        if (!ex.captures.empty()) {
+          break; // captures checked once is enough
+        }
+      }
+    }
+    for (std::size_t i = 0; i < sig.no_match_examples.size(); ++i) {
+      ++r.examples;
+      for (const auto& e : scan_text(m, sig.no_match_examples[i])) {
+        if (e.signature == s) {
+          r.failures.push_back({fmt::format("{}: /examples/no_match/{}", sig.file, i),
+                                fmt::format("near-miss matches signal '{}': {}", sig.signals[e.signal].id,
+                                            sig.no_match_examples[i])});
+          break;
+        }
+      }
+    }
+    for (std::size_t k = 0; k < sig.signals.size(); ++k) {
+      if (!signal_covered[k]) {
+        r.failures.push_back({fmt::format("{}: /signals/{}", sig.file, k),
+                              fmt::format("signal '{}' matches none of the entry's examples", sig.signals[k].id)});
+      }
+    }
+  }
+  return r;
+}
+
+Report lint(const catalog::Catalog& cat, const matcher::Matcher& m) {
+  Report r;
+  for (std::uint32_t s = 0; s < cat.size(); ++s) {
+    const auto& sig = cat.at(s);
+    ++r.entries;
+    if (sig.role != catalog::Role::cause) {
+      continue;
+    }
+    for (std::size_t i = 0; i < sig.match_examples.size(); ++i) {
+      ++r.examples;
+      for (const auto& e : scan_text(m, sig.match_examples[i].line)) {
+        if (e.signature == s) {
+          continue;
+        }
+        const auto& other = cat.at(e.signature);
+        if (other.role == catalog::Role::cause && other.priority == sig.priority &&
+            other.signals[e.signal].anchor) {
+          r.warnings.push_back({fmt::format("{}: /examples/match/{}", sig.file, i),
+                                fmt::format("also matched by cause '{}' with the same priority {}: the correlator "
+                                            "cannot tell which is more specific",
+                                            other.id, other.priority)});
+        }
+      }
+    }
+  }
+  return r;
+}
+
+} // namespace denpex::selftest

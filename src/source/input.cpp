@@ -1,0 +1,361 @@
+#include <denpex/source/input.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace denpex::source {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::size_t k_sniff_size = 8192;
+constexpr int k_max_nesting = 3;
+
+// A stream whose first bytes can be looked at before anyone reads them.
+class PeekStream final : public ByteStream {
+public:
+  explicit PeekStream(ByteStream& inner) : m_inner(inner) {}
+
+  // Reads up to k_sniff_size bytes into the peek buffer (fewer at EOF).
+  Expected<std::string_view> peek() {
+    while (!m_eof && m_peek.size() < k_sniff_size) {
+      const auto old = m_peek.size();
+      m_peek.resize(k_sniff_size);
+      auto got = m_inner.read(m_peek.data() + old, k_sniff_size - old);
+      if (!got) {
+        m_peek.resize(old);
+        return tl::unexpected<Error>(got.error());
+      }
+      m_peek.resize(old + *got);
+      if (*got == 0) {
+        m_eof = true;
+      }
+    }
+    return std::string_view(m_peek);
+  }
+
+  Expected<std::size_t> read(char* buf, std::size_t n) override {
+    if (m_pos < m_peek.size()) {
+      const auto take = std::min(n, m_peek.size() - m_pos);
+      std::memcpy(buf, m_peek.data() + m_pos, take);
+      m_pos += take;
+      return take;
+    }
+    if (m_eof) {
+      return std::size_t{0};
+    }
+    return m_inner.read(buf, n);
+  }
+
+private:
+  ByteStream& m_inner;
+  std::string m_peek;
+  std::size_t m_pos = 0;
+  bool m_eof = false;
+};
+
+enum class Kind { text, binary, compressed, archive };
+
+bool has_prefix(std::string_view data, std::string_view magic) { return data.substr(0, magic.size()) == magic; }
+
+Kind classify(std::string_view head) {
+  using namespace std::string_view_literals;
+  if (has_prefix(head, "\x1f\x8b"sv) || has_prefix(head, "\x28\xb5\x2f\xfd"sv) ||
+      has_prefix(head, "\xfd" "7zXZ\0"sv) || has_prefix(head, "BZh"sv) || has_prefix(head, "\x04\x22\x4d\x18"sv) ||
+      has_prefix(head, "\x5d\x00\x00"sv)) {
+    return Kind::compressed;
+  }
+  if (has_prefix(head, "PK\x03\x04"sv) || has_prefix(head, "PK\x05\x06"sv) ||
+      (head.size() >= 262 && head.substr(257, 5) == "ustar")) {
+    return Kind::archive;
+  }
+  const auto probe = head.substr(0, 4096);
+  if (probe.find('\0') != std::string_view::npos) {
+    return Kind::binary;
+  }
+  return Kind::text;
+}
+
+// Names that are clearly not logs; skipped in directory walks only.
+bool skip_by_name(const fs::path& p) {
+  static const char* const k_exts[] = {".png", ".jpg", ".jpeg", ".gif", ".svg", ".pdf", ".so",  ".o",
+                                       ".a",   ".pyc", ".pt",   ".pth", ".bin", ".safetensors", ".ckpt",
+                                       ".npy", ".npz", ".h5",   ".whl", ".exe", ".db", ".sqlite"};
+  const auto ext = p.extension().string();
+  for (const char* e : k_exts) {
+    if (ext == e) {
+      return true;
+    }
+  }
+  const auto name = p.filename().string();
+  return name == "core" || name.rfind("core.", 0) == 0;
+}
+
+struct ArchiveContext {
+  ByteStream* stream;
+  std::vector<char> buf = std::vector<char>(1u << 16);
+  std::string error;
+};
+
+la_ssize_t archive_read_cb(struct archive*, void* client, const void** out) {
+  auto* ctx = static_cast<ArchiveContext*>(client);
+  auto got = ctx->stream->read(ctx->buf.data(), ctx->buf.size());
+  if (!got) {
+    ctx->error = got.error().what;
+    return -1;
+  }
+  *out = ctx->buf.data();
+  return static_cast<la_ssize_t>(*got);
+}
+
+class ArchiveEntryStream final : public ByteStream {
+public:
+  ArchiveEntryStream(struct archive* a, std::string name) : m_archive(a), m_name(std::move(name)) {}
+  Expected<std::size_t> read(char* buf, std::size_t n) override {
+    const auto got = archive_read_data(m_archive, buf, n);
+    if (got < 0) {
+      const char* msg = archive_error_string(m_archive);
+      return make_error(ErrorKind::format, m_name,
+                        std::string("damaged compressed data: ") + (msg ? msg : "unknown libarchive error"));
+    }
+    return static_cast<std::size_t>(got);
+  }
+
+private:
+  struct archive* m_archive;
+  std::string m_name;
+};
+
+class Walker {
+public:
+  Walker(const InputOptions& options, Diagnostics& diags) : m_options(options), m_diags(diags) {}
+
+  // Visits the sources in `stream` (named `name`); recursion through nested
+  // compressed members is bounded by k_max_nesting.
+  bool visit_stream(ByteStream& raw, SourceInfo info, bool from_walk, int depth, const SourceVisitor& visit) {
+    PeekStream stream(raw);
+    auto head = stream.peek();
+    if (!head) {
+      m_diags.error(head.error());
+      return true;
+    }
+    const Kind kind = classify(*head);
+    if (kind == Kind::binary && from_walk && m_options.skip_binary_in_dirs) {
+      if (m_options.verbose) {
+        m_diags.warning(Error{ErrorKind::format, info.name, "skipped: looks binary (NUL bytes in the first 4 KiB)"});
+      }
+      return true;
+    }
+    if ((kind == Kind::compressed || kind == Kind::archive) && depth < k_max_nesting) {
+      return visit_archive(stream, info, depth, visit);
+    }
+    return visit(info, stream);
+  }
+
+private:
+  bool visit_archive(ByteStream& stream, const SourceInfo& outer, int depth, const SourceVisitor& visit) {
+    struct archive* a = archive_read_new();
+    archive_read_support_filter_all(a);
+    archive_read_support_format_all(a);
+    archive_read_support_format_raw(a);
+    ArchiveContext ctx{&stream};
+    bool keep_going = true;
+    if (archive_read_open(a, &ctx, nullptr, archive_read_cb, nullptr) != ARCHIVE_OK) {
+      m_diags.error(Error{ErrorKind::format, outer.name, std::string("cannot open archive: ") + error_of(a, ctx)});
+      archive_read_free(a);
+      return true;
+    }
+    struct archive_entry* entry = nullptr;
+    for (;;) {
+      const int r = archive_read_next_header(a, &entry);
+      if (r == ARCHIVE_EOF) {
+        break;
+      }
+      if (r < ARCHIVE_WARN) {
+        m_diags.error(Error{ErrorKind::format, outer.name, std::string("damaged archive: ") + error_of(a, ctx)});
+        break;
+      }
+      if (archive_entry_filetype(entry) != AE_IFREG) {
+        continue;
+      }
+      const bool raw = archive_format(a) == ARCHIVE_FORMAT_RAW;
+      SourceInfo info = outer;
+      if (!raw) {
+        const char* member = archive_entry_pathname(entry);
+        info.name = outer.name + ":" + (member ? member : "?");
+        if (archive_entry_mtime_is_set(entry)) {
+          info.mtime = archive_entry_mtime(entry);
+        }
+      }
+      ArchiveEntryStream entry_stream(a, info.name);
+      if (!visit_stream(entry_stream, info, !raw, depth + 1, visit)) {
+        keep_going = false;
+        break;
+      }
+      if (raw) {
+        break;
+      }
+    }
+    archive_read_free(a);
+    return keep_going;
+  }
+
+  static std::string error_of(struct archive* a, const ArchiveContext& ctx) {
+    if (!ctx.error.empty()) {
+      return ctx.error;
+    }
+    const char* msg = archive_error_string(a);
+    return msg ? msg : "unrecognised format";
+  }
+
+  const InputOptions& m_options;
+  Diagnostics& m_diags;
+};
+
+class FilesystemOpener final : public InputOpener {
+public:
+  explicit FilesystemOpener(InputOptions options) : m_options(options) {}
+
+  std::vector<InputUnit> expand(const std::vector<std::string>& paths, Diagnostics& diags) override {
+    std::vector<InputUnit> units;
+    for (const auto& path : paths) {
+      if (path == "-") {
+        units.push_back({"-", "<stdin>"});
+        continue;
+      }
+      std::error_code ec;
+      const auto st = fs::status(path, ec);
+      if (ec || !fs::exists(st)) {
+        diags.error(Error{ErrorKind::io, path, ec ? ec.message() : "No such file or directory"});
+        continue;
+      }
+      if (fs::is_directory(st)) {
+        walk(path, units, diags);
+      } else {
+        units.push_back({path, path});
+      }
+    }
+    return units;
+  }
+
+  void read(const InputUnit& unit, Diagnostics& diags, const SourceVisitor& visit) override {
+    Walker walker(m_options, diags);
+    SourceInfo info;
+    info.name = unit.display;
+    info.path = unit.path;
+    if (unit.path == "-") {
+      FdStream in(STDIN_FILENO, "<stdin>", false);
+      walker.visit_stream(in, info, false, 0, visit);
+      return;
+    }
+    const int fd = ::open(unit.path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      diags.error(Error{ErrorKind::io, unit.display, std::strerror(errno)});
+      return;
+    }
+    struct stat st {};
+    if (::fstat(fd, &st) == 0) {
+      info.mtime = st.st_mtime;
+      if (S_ISDIR(st.st_mode)) {
+        ::close(fd);
+        diags.error(Error{ErrorKind::io, unit.display, "is a directory"});
+        return;
+      }
+    }
+    FdStream in(fd, unit.display, true);
+    walker.visit_stream(in, info, unit.from_walk, 0, visit);
+  }
+
+private:
+  void walk(const std::string& root, std::vector<InputUnit>& units, Diagnostics& diags) {
+    std::vector<std::string> found;
+    std::error_code ec;
+    fs::recursive_directory_iterator it(root, fs::directory_options::none, ec);
+    if (ec) {
+      diags.error(Error{ErrorKind::io, root, "cannot list directory: " + ec.message()});
+      return;
+    }
+    for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      if (ec) {
+        diags.error(Error{ErrorKind::io, it->path().string(), "cannot list directory: " + ec.message()});
+        ec.clear();
+        continue;
+      }
+      std::error_code sec;
+      const auto st = it->status(sec);
+      if (sec || !fs::is_regular_file(st)) {
+        continue; // sockets, FIFOs, dangling links and directories are not walked into as files
+      }
+      if (m_options.skip_binary_in_dirs && skip_by_name(it->path())) {
+        if (m_options.verbose) {
+          diags.warning(Error{ErrorKind::format, it->path().string(), "skipped: not a log (by name)"});
+        }
+        continue;
+      }
+      found.push_back(it->path().string());
+    }
+    std::sort(found.begin(), found.end());
+    for (auto& f : found) {
+      units.push_back({f, f, true});
+    }
+  }
+
+  InputOptions m_options;
+};
+
+class MemoryOpener final : public InputOpener {
+public:
+  explicit MemoryOpener(std::vector<std::pair<std::string, std::string>> files) : m_files(std::move(files)) {}
+
+  std::vector<InputUnit> expand(const std::vector<std::string>& paths, Diagnostics& diags) override {
+    std::vector<InputUnit> units;
+    for (const auto& p : paths) {
+      const bool known = std::any_of(m_files.begin(), m_files.end(), [&](const auto& f) { return f.first == p; });
+      if (!known) {
+        diags.error(Error{ErrorKind::io, p, "No such file or directory"});
+        continue;
+      }
+      units.push_back({p, p});
+    }
+    return units;
+  }
+
+  void read(const InputUnit& unit, Diagnostics& diags, const SourceVisitor& visit) override {
+    for (const auto& [name, content] : m_files) {
+      if (name == unit.path) {
+        Walker walker(m_options, diags);
+        MemoryStream in(content);
+        SourceInfo info;
+        info.name = name;
+        info.path = name;
+        walker.visit_stream(in, info, false, 0, visit);
+        return;
+      }
+    }
+  }
+
+private:
+  std::vector<std::pair<std::string, std::string>> m_files;
+  InputOptions m_options;
+};
+
+} // namespace
+
+std::unique_ptr<InputOpener> make_filesystem_opener(InputOptions options) {
+  return std::make_unique<FilesystemOpener>(options);
+}
+
+std::unique_ptr<InputOpener> make_memory_opener(std::vector<std::pair<std::string, std::string>> files) {
+  return std::make_unique<MemoryOpener>(std::move(files));
+}
+
+} // namespace denpex::source

@@ -1,0 +1,133 @@
+#include <denpex/source/line_reader.hpp>
+
+#include <algorithm>
+#include <cstring>
+
+namespace denpex::source {
+
+namespace {
+
+const char* find_last_newline(const char* p, std::size_t n) {
+  return static_cast<const char*>(::memrchr(p, '\n', n));
+}
+
+std::uint64_t count_newlines(const char* p, std::size_t n) {
+  std::uint64_t count = 0;
+  const char* end = p + n;
+  while (p < end) {
+    const auto* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
+    if (nl == nullptr) {
+      break;
+    }
+    ++count;
+    p = nl + 1;
+  }
+  return count;
+}
+
+// NUL -> '\n' and lone CR -> '\n', in place. `len` bytes at `p`; a CR as the
+// very last byte is treated as lone (the caller only passes whole lines, or
+// the end of input).
+std::uint64_t normalize(char* p, std::size_t len) {
+  std::uint64_t nuls = 0;
+  char* end = p + len;
+  for (char* q = p; (q = static_cast<char*>(std::memchr(q, '\0', static_cast<std::size_t>(end - q)))) != nullptr;
+       ++q) {
+    *q = '\n';
+    ++nuls;
+  }
+  for (char* q = p; (q = static_cast<char*>(std::memchr(q, '\r', static_cast<std::size_t>(end - q)))) != nullptr;
+       ++q) {
+    if (q + 1 == end || q[1] != '\n') {
+      *q = '\n';
+    }
+  }
+  return nuls;
+}
+
+} // namespace
+
+LineReader::LineReader(ByteStream& stream, std::string name, ReaderOptions options)
+    : m_stream(stream), m_name(std::move(name)), m_options(options) {
+  m_options.max_line = std::clamp<std::size_t>(m_options.max_line, 16, m_options.buffer_size / 2);
+  m_buf.resize(m_options.buffer_size);
+}
+
+Chunk LineReader::emit(std::size_t len) {
+  char* p = m_buf.data() + m_begin;
+  m_stats.nul_bytes += normalize(p, len);
+  const auto newlines = count_newlines(p, len);
+  Chunk chunk{std::string_view(p, len), m_line, m_offset};
+  m_line += newlines;
+  m_stats.lines += newlines;
+  m_offset += len;
+  m_begin += len;
+  return chunk;
+}
+
+Expected<std::optional<Chunk>> LineReader::next() {
+  for (;;) {
+    const std::size_t avail = m_end - m_begin;
+    if (avail > 0) {
+      const char* nl = find_last_newline(m_buf.data() + m_begin, avail);
+      if (nl != nullptr) {
+        m_in_long_line = false;
+        return emit(static_cast<std::size_t>(nl - (m_buf.data() + m_begin)) + 1);
+      }
+      if (m_eof) {
+        ++m_stats.lines; // the final, unterminated line
+        return emit(avail);
+      }
+      if (avail >= m_options.max_line) {
+        if (!m_in_long_line) {
+          ++m_stats.long_lines_cut;
+          m_in_long_line = true;
+        }
+        return emit(m_options.max_line);
+      }
+    } else if (m_eof) {
+      if (m_error) {
+        auto e = std::move(*m_error);
+        m_error.reset();
+        return tl::unexpected<Error>(std::move(e));
+      }
+      return std::optional<Chunk>{};
+    }
+
+    // Need more bytes: keep the partial line, move it to the front, read.
+    if (m_begin > 0) {
+      std::memmove(m_buf.data(), m_buf.data() + m_begin, m_end - m_begin);
+      m_end -= m_begin;
+      m_begin = 0;
+    }
+    std::size_t room = m_buf.size() - m_end;
+    if (m_options.max_bytes != 0) {
+      const auto left = m_options.max_bytes - std::min(m_options.max_bytes, m_stats.bytes);
+      if (left == 0) {
+        m_stats.truncated = true;
+        m_error = Error{ErrorKind::format, m_name,
+                        "stopped after " + std::to_string(m_options.max_bytes) +
+                            " bytes (the decompressed size limit); the rest was not read",
+                        "raise it with --max-input-size"};
+        m_eof = true;
+        continue;
+      }
+      room = std::min<std::size_t>(room, static_cast<std::size_t>(left));
+    }
+    auto got = m_stream.read(m_buf.data() + m_end, room);
+    if (!got) {
+      m_stats.truncated = true;
+      m_error = std::move(got.error());
+      m_eof = true;
+      continue;
+    }
+    if (*got == 0) {
+      m_eof = true;
+      continue;
+    }
+    m_end += *got;
+    m_stats.bytes += *got;
+  }
+}
+
+} // namespace denpex::source
