@@ -4,6 +4,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <iostream>
 #include <sstream>
 #include <thread>
@@ -47,6 +48,7 @@ struct DiagnoseArgs {
   std::string fail_on = "error";
   std::vector<std::string> ignore;
   unsigned jobs = 0;
+  int year = 0;
 };
 
 struct GrepArgs {
@@ -86,6 +88,13 @@ std::optional<catalog::Catalog> load(const CommonArgs& common, Diagnostics& diag
   return cat;
 }
 
+int current_year() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  return tm.tm_year + 1900;
+}
+
 unsigned default_jobs() { return std::max(1u, std::thread::hardware_concurrency()); }
 
 std::vector<std::string> paths_or_stdin(std::vector<std::string> paths) {
@@ -120,7 +129,10 @@ int run_diagnose(const CommonArgs& common, const DiagnoseArgs& args) {
   auto result = scan::run(*opener, paths_or_stdin(args.paths), *m, so, diags);
   report::RunInfo run{DENPEX_VERSION, result.totals.bytes, result.totals.lines, result.totals.sources,
                       result.totals.long_lines_cut, diags.items()};
-  auto diagnosis = correlate::correlate(std::move(result.hits), std::move(result.sources), *cat);
+  correlate::CorrelateOptions co;
+  co.assume_year = args.year;
+  co.now_year = current_year();
+  auto diagnosis = correlate::correlate(std::move(result.hits), std::move(result.sources), *cat, co);
   if (!common.quiet) {
     if (args.format == "json") {
       report::print_json(std::cout, diagnosis, *cat, run);
@@ -189,11 +201,6 @@ int run_grep(const CommonArgs& common, const GrepArgs& args) {
       ++counts[sig.id];
       return;
     }
-    correlate::Evidence e;
-    e.ctx = h.ctx;
-    if (h.ctx.time.kind == context::ClockKind::wall) {
-      e.time_us = context::to_epoch_micros(h.ctx.time.wall, 0);
-    }
     const std::string rank = h.ctx.rank ? std::to_string(h.ctx.rank->value) : "-";
     if (args.json) {
       nlohmann::ordered_json j;
@@ -204,6 +211,8 @@ int run_grep(const CommonArgs& common, const GrepArgs& args) {
       j["role"] = std::string(catalog::to_string(sig.role));
       j["severity"] = std::string(catalog::to_string(sig.severity));
       j["rank"] = h.ctx.rank ? nlohmann::ordered_json(h.ctx.rank->value) : nlohmann::ordered_json(nullptr);
+      const auto stamp = report::format_stamp(h.ctx.time);
+      j["time"] = stamp.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(stamp);
       j["host"] = h.ctx.host ? nlohmann::ordered_json(util::sanitize_utf8(h.ctx.host->value)) : nlohmann::ordered_json(nullptr);
       nlohmann::ordered_json caps = nlohmann::ordered_json::object();
       for (const auto& [k, v] : h.captures) {
@@ -213,7 +222,7 @@ int run_grep(const CommonArgs& common, const GrepArgs& args) {
       j["text"] = util::sanitize_utf8(h.text);
       std::cout << j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
     } else {
-      std::string when = report::format_time(e);
+      const std::string when = report::format_stamp(h.ctx.time);
       std::cout << util::escape_for_terminal(src.name) << ":" << h.line_no << ": " << sig.id << " rank=" << rank
                 << (when.empty() ? "" : " time=" + when) << ": " << util::escape_for_terminal(h.text) << "\n";
     }
@@ -378,6 +387,8 @@ int run(int argc, char** argv) {
   diagnose->add_option("--fail-on", dargs.fail_on, "lowest severity that makes the exit status 1: info, warning, error, critical, never");
   diagnose->add_option("--ignore", dargs.ignore, "ignore a signature id (repeatable)")->type_name("ID");
   diagnose->add_option("-j,--jobs", dargs.jobs, "files read in parallel (default: all cores)");
+  diagnose->add_option("--year", dargs.year, "year of timestamps that print none (syslog, glog); default: inferred")
+      ->check(CLI::Range(1970, 2200));
   add_common(diagnose);
 
   GrepArgs gargs;

@@ -172,7 +172,11 @@ void scan_body(std::string_view line, std::size_t from, LineContext& ctx) {
     }
   }
   // NCCL: "comm 0x... rank 3 nRanks 16"
-  if (auto at = line.find(" nRanks "); at != std::string_view::npos) {
+  auto nranks_at = line.find(" nRanks ");
+  if (nranks_at == std::string_view::npos) {
+    nranks_at = line.find(" nranks ");
+  }
+  if (auto at = nranks_at; at != std::string_view::npos) {
     std::size_t j = at + 8;
     if (auto n = read_int(line, j)) {
       ctx.nranks = Field<int>{*n, Origin::body};

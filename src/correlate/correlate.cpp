@@ -156,6 +156,10 @@ Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const
     }
   }
   std::string year_from = "stamps with a year";
+  if (options.assume_year != 0) {
+    ref_year = options.assume_year;
+    year_from = "--year";
+  }
   if (ref_year == 0) {
     for (const auto& s : d.sources) {
       if (s.mtime) {
@@ -503,7 +507,7 @@ Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const
     init.rule = rule;
     // Missing signals lower confidence.
     for (const auto& st : init.signals) {
-      if (st.count == 0 && conf == Confidence::high) {
+      if (st.count == 0 && !cat.at(init.signature).signals[st.signal].if_missing.empty() && conf == Confidence::high) {
         conf = Confidence::medium;
       }
     }
@@ -552,28 +556,29 @@ Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const
     if (p.folded) {
       continue;
     }
-    // A symptom: the earliest incident that explains it and precedes it.
+    // A symptom joins the most recent incident before it (within the skew
+    // window) that explains it and is on the same GPU when both name one;
+    // without comparable clocks, the initiating incident if it qualifies.
     std::optional<std::size_t> target;
-    std::optional<std::int64_t> target_time;
     for (std::size_t i = 0; i < incidents.size(); ++i) {
       const bool explains = sig.generic || cat.explains(incidents[i].signature, p.hit->signature);
-      if (!explains) {
+      const bool gpu_ok = p.pci.empty() || incidents[i].pci.empty() || p.pci == incidents[i].pci;
+      if (!explains || !gpu_ok) {
         continue;
       }
-      const bool precedes = !(times[i] && p.time_us) || *times[i] <= *p.time_us + options.skew_us;
-      if (!precedes) {
-        continue;
+      const bool timed = times[i] && p.time_us;
+      if (timed && *times[i] > *p.time_us + options.skew_us) {
+        continue; // the incident started after this report
       }
-      if (incidents[i].initiating && (sig.generic || !target)) {
+      if (!target) {
         target = i;
-        if (sig.generic) {
-          break;
-        }
         continue;
       }
-      if (!target || (times[i] && target_time && *times[i] < *target_time)) {
+      const auto t = *target;
+      if (timed && times[t] && *times[i] > *times[t]) {
         target = i;
-        target_time = times[i];
+      } else if (!(timed && times[t]) && incidents[i].initiating) {
+        target = i;
       }
     }
     if (target) {
@@ -586,10 +591,12 @@ Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const
   // --- Missing evidence. ---
   for (auto& inc : incidents) {
     const auto& sig = cat.at(inc.signature);
-    if (sig.signals.size() > 1) {
+    {
+      // Only signals that name the evidence to look for (if_missing) are
+      // corroboration; the others are alternative wordings of the anchor.
       for (const auto& st : inc.signals) {
-        if (st.count == 0) {
-          const auto& s = sig.signals[st.signal];
+        const auto& s = sig.signals[st.signal];
+        if (st.count == 0 && !s.if_missing.empty()) {
           inc.missing.push_back(fmt::format("{} ({}): {}", s.id, s.description.empty() ? "not seen" : s.description,
                                             s.if_missing.empty() ? "not in these logs" : s.if_missing));
         }

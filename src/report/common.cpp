@@ -1,5 +1,6 @@
 #include <denpex/report/report.hpp>
 
+#include <cstdlib>
 #include <ctime>
 
 #include <fmt/format.h>
@@ -27,6 +28,23 @@ std::string format_time(const correlate::Evidence& e) {
   }
   if (e.ctx.time.kind == context::ClockKind::monotonic) {
     return fmt::format("{}.{:06}s since boot", e.ctx.time.mono_micros / 1'000'000, e.ctx.time.mono_micros % 1'000'000);
+  }
+  return {};
+}
+
+std::string format_stamp(const context::Timestamp& t) {
+  if (t.kind == context::ClockKind::wall) {
+    const auto& w = t.wall;
+    std::string out = w.year != 0 ? fmt::format("{:04}-", w.year) : std::string();
+    out += fmt::format("{:02}-{:02} {:02}:{:02}:{:02}.{:03}", w.month, w.day, w.hour, w.minute, w.second, w.micros / 1000);
+    if (w.tz_minutes) {
+      const int tz = *w.tz_minutes;
+      out += tz == 0 ? std::string("Z") : fmt::format("{}{:02}:{:02}", tz < 0 ? '-' : '+', std::abs(tz) / 60, std::abs(tz) % 60);
+    }
+    return out;
+  }
+  if (t.kind == context::ClockKind::monotonic) {
+    return fmt::format("{}.{:06}s since boot", t.mono_micros / 1'000'000, t.mono_micros % 1'000'000);
   }
   return {};
 }

@@ -114,6 +114,7 @@ struct Diagnosis {
 struct CorrelateOptions {
   std::int64_t skew_us = 2'000'000; // causes this close count as concurrent
   int now_year = 2026;              // last resort for year-less stamps
+  int assume_year = 0;              // --year: the year of stamps that print none (0 = infer)
 };
 
 Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const catalog::Catalog& catalog,

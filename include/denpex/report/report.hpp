@@ -42,5 +42,7 @@ void print_entry(std::ostream& out, const catalog::Signature& sig, const catalog
 std::string location(const correlate::Diagnosis& d, const correlate::Evidence& e);
 // "2024-11-29 17:59:58.123" (UTC-as-local), "+12345.678901s since boot", or "".
 std::string format_time(const correlate::Evidence& e);
+// A stamp as printed (no year inference): "11-29 17:59:58.000", "2024-11-29 ...Z".
+std::string format_stamp(const context::Timestamp& t);
 
 } // namespace denpex::report
