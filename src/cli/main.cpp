@@ -1,5 +1,7 @@
 // denpex command line: parse (CLI11, no I/O), build the configuration, run.
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -49,6 +51,9 @@ struct DiagnoseArgs {
   std::vector<std::string> ignore;
   unsigned jobs = 0;
   int year = 0;
+  bool follow = false;
+  int follow_idle = 30;
+  bool verbose = false;
 };
 
 struct GrepArgs {
@@ -58,6 +63,57 @@ struct GrepArgs {
   std::string role;
   bool count = false;
   bool json = false;
+  bool verbose = false;
+};
+
+// Bytes and files done, on stderr, only when stderr is a terminal and the
+// run takes more than a second. Cleared before the report is printed.
+class Progress {
+public:
+  Progress(bool enabled, std::size_t units) : m_units(units) {
+    if (enabled) {
+      m_thread = std::thread([this] { loop(); });
+    }
+  }
+  ~Progress() { stop(); }
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+
+  void stop() {
+    if (m_thread.joinable()) {
+      m_stop = true;
+      m_thread.join();
+      if (m_shown) {
+        std::fprintf(stderr, "\r\x1b[K");
+        std::fflush(stderr);
+      }
+    }
+  }
+
+  std::atomic<std::uint64_t> bytes{0};
+  std::atomic<std::uint64_t> units_done{0};
+
+private:
+  void loop() {
+    const auto start = std::chrono::steady_clock::now();
+    while (!m_stop) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (secs < 1.0 || m_stop) {
+        continue;
+      }
+      const double mb = static_cast<double>(bytes.load()) / 1e6;
+      std::fprintf(stderr, "\r\x1b[Kdenpex: %.0f MB read, %llu/%zu files, %.0f MB/s", mb,
+                   static_cast<unsigned long long>(units_done.load()), m_units, mb / secs);
+      std::fflush(stderr);
+      m_shown = true;
+    }
+  }
+
+  std::size_t m_units;
+  std::atomic<bool> m_stop{false};
+  bool m_shown = false;
+  std::thread m_thread;
 };
 
 void print_diagnostics(const Diagnostics& diags) {
@@ -123,15 +179,66 @@ int run_diagnose(const CommonArgs& common, const DiagnoseArgs& args) {
     print_diagnostics(diags);
     return k_exit_error;
   }
-  auto opener = source::make_filesystem_opener({});
+  source::InputOptions io;
+  io.verbose = args.verbose;
+  const auto paths = paths_or_stdin(args.paths);
+  if (args.follow) {
+    if (paths.size() != 1) {
+      std::cerr << "denpex: error: --follow reads one file or stdin, got " << paths.size() << " paths\n";
+      return k_exit_error;
+    }
+    io.follow_idle_ms = args.follow_idle * 1000;
+  }
+  auto opener = source::make_filesystem_opener(io);
   scan::ScanOptions so;
   so.jobs = args.jobs == 0 ? default_jobs() : args.jobs;
-  auto result = scan::run(*opener, paths_or_stdin(args.paths), *m, so, diags);
-  report::RunInfo run{DENPEX_VERSION, result.totals.bytes, result.totals.lines, result.totals.sources,
-                      result.totals.long_lines_cut, diags.items()};
   correlate::CorrelateOptions co;
   co.assume_year = args.year;
   co.now_year = current_year();
+
+  // --follow: re-correlate whenever a new cause arrives and say so at once.
+  std::size_t causes_seen = 0;
+  std::string last_live;
+  if (args.follow) {
+    so.on_chunk = [&](const std::vector<correlate::Hit>& hits, const std::vector<correlate::SourceRef>& sources) {
+      std::size_t causes = 0;
+      for (const auto& h : hits) {
+        causes += cat->at(h.signature).role == catalog::Role::cause ? 1 : 0;
+      }
+      if (causes == causes_seen) {
+        return;
+      }
+      causes_seen = causes;
+      auto live = correlate::correlate(hits, sources, *cat, co);
+      if (live.incidents.empty() || common.quiet) {
+        return;
+      }
+      const auto& inc = live.incidents.front();
+      const auto& sig = cat->at(inc.signature);
+      std::string line = fmt::format("denpex: [live] initiating failure: {} ({}) at {}", sig.id, sig.title,
+                                     util::escape_for_terminal(report::location(live, inc.first)));
+      if (inc.first.ctx.rank) {
+        line += fmt::format(" rank {}", inc.first.ctx.rank->value);
+      }
+      if (line == last_live) {
+        return;
+      }
+      last_live = line;
+      std::cout << line << "\n  fix: " << sig.fix.summary;
+      for (const auto& [k, v] : sig.fix.env) {
+        std::cout << " (export " << k << "=" << v << ")";
+      }
+      std::cout << "\n" << std::flush;
+    };
+  }
+  const auto units_hint = paths.size();
+  Progress progress(!args.follow && !common.quiet && ::isatty(STDERR_FILENO) != 0, units_hint);
+  so.bytes_done = &progress.bytes;
+  so.units_done = &progress.units_done;
+  auto result = scan::run(*opener, paths, *m, so, diags);
+  progress.stop();
+  report::RunInfo run{DENPEX_VERSION, result.totals.bytes, result.totals.lines, result.totals.sources,
+                      result.totals.long_lines_cut, diags.items()};
   auto diagnosis = correlate::correlate(std::move(result.hits), std::move(result.sources), *cat, co);
   if (!common.quiet) {
     if (args.format == "json") {
@@ -186,7 +293,9 @@ int run_grep(const CommonArgs& common, const GrepArgs& args) {
     print_diagnostics(diags);
     return k_exit_error;
   }
-  auto opener = source::make_filesystem_opener({});
+  source::InputOptions io;
+  io.verbose = args.verbose;
+  auto opener = source::make_filesystem_opener(io);
   scan::ScanOptions so;
   so.jobs = 1;
   std::uint64_t matched = 0;
@@ -387,6 +496,11 @@ int run(int argc, char** argv) {
   diagnose->add_option("--fail-on", dargs.fail_on, "lowest severity that makes the exit status 1: info, warning, error, critical, never");
   diagnose->add_option("--ignore", dargs.ignore, "ignore a signature id (repeatable)")->type_name("ID");
   diagnose->add_option("-j,--jobs", dargs.jobs, "files read in parallel (default: all cores)");
+  diagnose->add_flag("--follow", dargs.follow,
+                     "read a growing file or a pipe; print the initiating failure as soon as it is seen and update "
+                     "it when a more specific cause arrives; the full report comes when the input ends");
+  diagnose->add_option("--follow-idle", dargs.follow_idle, "with --follow on a file: stop after this many seconds without growth (default 30)");
+  diagnose->add_flag("-v,--verbose", dargs.verbose, "say which files a directory walk skipped, and why");
   diagnose->add_option("--year", dargs.year, "year of timestamps that print none (syslog, glog); default: inferred")
       ->check(CLI::Range(1970, 2200));
   add_common(diagnose);
@@ -401,6 +515,7 @@ int run(int argc, char** argv) {
   grep->add_option("--role", gargs.role, "only cause, symptom or context entries");
   grep->add_flag("-c,--count", gargs.count, "print a count per signature instead of lines");
   grep->add_flag("--json", gargs.json, "one JSON object per matched line");
+  grep->add_flag("-v,--verbose", gargs.verbose, "say which files a directory walk skipped, and why");
   add_common(grep);
 
   std::string query;

@@ -103,6 +103,12 @@ void scan_unit(source::InputOpener& opener, const source::InputUnit& unit, const
       }
       matcher.scan(**chunk, sink, diags);
       ctx.end_chunk((*chunk)->text);
+      if (options.bytes_done != nullptr) {
+        options.bytes_done->fetch_add((*chunk)->text.size(), std::memory_order_relaxed);
+      }
+      if (options.on_chunk) {
+        options.on_chunk(out.hits, out.sources);
+      }
     }
     const auto& st = reader.stats();
     out.totals.bytes += st.bytes;
@@ -111,6 +117,9 @@ void scan_unit(source::InputOpener& opener, const source::InputUnit& unit, const
     return true;
   });
   out.diags = diags.items();
+  if (options.units_done != nullptr) {
+    options.units_done->fetch_add(1, std::memory_order_relaxed);
+  }
 }
 
 } // namespace
@@ -122,7 +131,7 @@ ScanResult run(source::InputOpener& opener, const std::vector<std::string>& path
   std::vector<UnitResult> results(units.size());
 
   const unsigned jobs = std::max(1u, std::min<unsigned>(options.jobs, static_cast<unsigned>(units.size())));
-  if (jobs <= 1 || on_hit) {
+  if (jobs <= 1 || on_hit || options.on_chunk) {
     // Streaming (grep) keeps input order by reading units one after another.
     for (std::size_t i = 0; i < units.size(); ++i) {
       scan_unit(opener, units[i], matcher, options, results[i], on_hit);

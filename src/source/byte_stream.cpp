@@ -1,6 +1,8 @@
 #include <denpex/source/byte_stream.hpp>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 #include <cerrno>
 #include <cstring>
 
@@ -33,6 +35,21 @@ Expected<std::size_t> FdStream::read(char* buf, std::size_t n) {
       continue;
     }
     return make_error(ErrorKind::io, m_name, std::string("read failed: ") + std::strerror(errno));
+  }
+}
+
+Expected<std::size_t> FollowStream::read(char* buf, std::size_t n) {
+  int idle = 0;
+  for (;;) {
+    auto got = m_inner.read(buf, n);
+    if (!got || *got > 0) {
+      return got;
+    }
+    if (idle >= m_idle_ms) {
+      return std::size_t{0};
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(m_poll_ms));
+    idle += m_poll_ms;
   }
 }
 

@@ -18,6 +18,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::size_t k_sniff_size = 8192;
+constexpr std::size_t k_min_sniff = 512; // magic numbers and the tar header's "ustar" at 257
 constexpr int k_max_nesting = 3;
 
 // A stream whose first bytes can be looked at before anyone reads them.
@@ -27,7 +28,7 @@ public:
 
   // Reads up to k_sniff_size bytes into the peek buffer (fewer at EOF).
   Expected<std::string_view> peek() {
-    while (!m_eof && m_peek.size() < k_sniff_size) {
+    while (!m_eof && m_peek.size() < k_min_sniff) {
       const auto old = m_peek.size();
       m_peek.resize(k_sniff_size);
       auto got = m_inner.read(m_peek.data() + old, k_sniff_size - old);
@@ -272,6 +273,11 @@ public:
       }
     }
     FdStream in(fd, unit.display, true);
+    if (m_options.follow_idle_ms > 0 && S_ISREG(st.st_mode)) {
+      FollowStream follow(in, m_options.follow_idle_ms);
+      walker.visit_stream(follow, info, unit.from_walk, 0, visit);
+      return;
+    }
     walker.visit_stream(in, info, unit.from_walk, 0, visit);
   }
 

@@ -3,6 +3,7 @@
 // once. The CLI calls this; tests call it with an in-memory InputOpener.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -22,6 +23,12 @@ struct ScanOptions {
   unsigned jobs = 1;                    // threads over input units
   std::size_t keep_per_key = 4;         // hits kept per (entry, signal, source, rank, GPU); the rest are counted
   std::size_t max_line_copy = 2048;     // bytes of a matched line kept for the report
+  // Progress, updated as chunks are read (any thread); may be null.
+  std::atomic<std::uint64_t>* bytes_done = nullptr;
+  std::atomic<std::uint64_t>* units_done = nullptr;
+  // Sequential runs only: called after each chunk with the current unit's
+  // hits and sources so far (follow mode re-correlates from these).
+  std::function<void(const std::vector<correlate::Hit>&, const std::vector<correlate::SourceRef>&)> on_chunk;
 };
 
 struct ScanTotals {

@@ -43,4 +43,18 @@ private:
   bool m_owned;
 };
 
+// Follows a growing file (tail -f): at end of file it waits for more data,
+// polling, and reports EOF only after `idle_ms` without growth.
+class FollowStream final : public ByteStream {
+public:
+  FollowStream(ByteStream& inner, int idle_ms, int poll_ms = 100)
+      : m_inner(inner), m_idle_ms(idle_ms), m_poll_ms(poll_ms) {}
+  [[nodiscard]] Expected<std::size_t> read(char* buf, std::size_t n) override;
+
+private:
+  ByteStream& m_inner;
+  int m_idle_ms;
+  int m_poll_ms;
+};
+
 } // namespace denpex::source

@@ -24,6 +24,7 @@ struct InputOptions {
   std::uint64_t max_bytes_per_source = 64ull << 30; // decompressed-size limit per stream (zip bombs)
   bool skip_binary_in_dirs = true;                  // directory walks skip files that look binary
   bool verbose = false;                             // report skipped files as warnings
+  int follow_idle_ms = 0;                           // >0: follow growing regular files until idle this long
 };
 
 // One unit of work: a path that yields one or more sources. Units are
