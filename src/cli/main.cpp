@@ -240,6 +240,7 @@ int run_diagnose(const CommonArgs& common, const DiagnoseArgs& args) {
   report::RunInfo run{DENPEX_VERSION, result.totals.bytes, result.totals.lines, result.totals.sources,
                       result.totals.long_lines_cut, diags.items()};
   auto diagnosis = correlate::correlate(std::move(result.hits), std::move(result.sources), *cat, co);
+  correlate::add_starting_points(diagnosis, result.error_lines, co);
   if (!common.quiet) {
     if (args.format == "json") {
       report::print_json(std::cout, diagnosis, *cat, run);

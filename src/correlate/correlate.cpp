@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include <denpex/util/strings.hpp>
+
 namespace denpex::correlate {
 
 namespace {
@@ -720,6 +722,59 @@ Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const
   std::sort(d.unexplained.begin(), d.unexplained.end(), [](const Group& a, const Group& b) { return a.count > b.count; });
   d.incidents = std::move(incidents);
   return d;
+}
+
+void add_starting_points(Diagnosis& d, const std::vector<ErrorLine>& lines, const CorrelateOptions& options,
+                         std::size_t max_groups) {
+  if (!d.incidents.empty() || d.inference || lines.empty()) {
+    return;
+  }
+  const int year = d.assumed_year != 0 ? d.assumed_year : options.now_year;
+  std::map<std::string, std::size_t> index;
+  std::vector<StartingPoint> groups;
+  for (const auto& l : lines) {
+    // The template ignores launcher prefixes and stamps: numbers are masked.
+    auto key = util::message_template(util::trim(l.text));
+    auto it = index.find(key);
+    std::optional<std::int64_t> t;
+    if (l.ctx.time.kind == context::ClockKind::wall) {
+      t = context::to_epoch_micros(l.ctx.time.wall, year);
+    }
+    if (it == index.end()) {
+      it = index.emplace(key, groups.size()).first;
+      StartingPoint sp;
+      sp.template_text = std::move(key);
+      sp.first.source = l.source;
+      sp.first.line_no = l.line_no;
+      sp.first.text = l.text;
+      sp.first.ctx = l.ctx;
+      sp.first.time_us = t;
+      groups.push_back(std::move(sp));
+    }
+    auto& g = groups[it->second];
+    ++g.count;
+    if (l.ctx.rank) {
+      g.ranks.insert(l.ctx.rank->value);
+    }
+    const bool earlier_time = t && g.first.time_us && *t < *g.first.time_us;
+    if (earlier_time) {
+      g.first.source = l.source;
+      g.first.line_no = l.line_no;
+      g.first.text = l.text;
+      g.first.ctx = l.ctx;
+      g.first.time_us = t;
+    }
+  }
+  std::stable_sort(groups.begin(), groups.end(), [](const StartingPoint& a, const StartingPoint& b) {
+    if (a.first.time_us && b.first.time_us && *a.first.time_us != *b.first.time_us) {
+      return *a.first.time_us < *b.first.time_us;
+    }
+    return std::tie(a.first.source, a.first.line_no) < std::tie(b.first.source, b.first.line_no);
+  });
+  if (groups.size() > max_groups) {
+    groups.resize(max_groups);
+  }
+  d.starting_points = std::move(groups);
 }
 
 } // namespace denpex::correlate

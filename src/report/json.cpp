@@ -160,6 +160,14 @@ void print_json(std::ostream& out, const correlate::Diagnosis& d, const catalog:
   } else {
     root["inference"] = nullptr;
   }
+  ordered_json starts = ordered_json::array();
+  for (const auto& sp : d.starting_points) {
+    starts.push_back({{"template", safe(sp.template_text)},
+                      {"count", sp.count},
+                      {"ranks", std::vector<int>(sp.ranks.begin(), sp.ranks.end())},
+                      {"first", where_json(d, sp.first)}});
+  }
+  root["starting_points"] = starts;
   ordered_json diags = ordered_json::array();
   for (const auto& dg : run.diagnostics) {
     diags.push_back({{"level", dg.level == Level::error ? "error" : "warning"},

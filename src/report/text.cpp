@@ -236,6 +236,21 @@ void print_text(std::ostream& out, const correlate::Diagnosis& d, const catalog:
     }
     out << "\n";
   }
+  if (!d.starting_points.empty()) {
+    out << st("1", "STARTING POINTS (earliest error-looking lines; no signature matched them)") << "\n";
+    for (const auto& sp : d.starting_points) {
+      out << "  " << util::escape_for_terminal(location(d, sp.first));
+      std::string extra = fmt::format("{} line{}", sp.count, sp.count == 1 ? "" : "s");
+      if (!sp.ranks.empty()) {
+        extra += fmt::format(", rank{} {}", sp.ranks.size() == 1 ? "" : "s", ranks_text(sp.ranks));
+      }
+      if (auto t = format_time(sp.first); !t.empty()) {
+        extra += ", " + t;
+      }
+      out << "  (" << extra << ")\n    " << util::escape_for_terminal(util::clip(util::trim(sp.first.text), 300)) << "\n";
+    }
+    out << "\n";
+  }
   if (n == 0 && !d.inference && d.unexplained.empty()) {
     out << "  Nothing in these logs matched the catalog (" << cat.size() << " signatures).\n"
         << "  Try `denpex grep` to see matched lines, or add a signature (docs/signature-format.md).\n";

@@ -6,6 +6,9 @@
 #include <thread>
 #include <tuple>
 
+#include <re2/re2.h>
+#include <re2/set.h>
+
 #include <denpex/context/context.hpp>
 #include <denpex/util/strings.hpp>
 
@@ -17,9 +20,78 @@ namespace {
 struct UnitResult {
   std::vector<correlate::SourceRef> sources;
   std::vector<correlate::Hit> hits; // source ids are local to the unit
+  std::vector<correlate::ErrorLine> error_lines;
   ScanTotals totals;
   std::vector<Diagnostic> diags;
 };
+
+// Samples the first error-looking lines of a source (Python exceptions,
+// ERROR/FATAL, glog E-lines, NCCL WARN, "error:"), whether or not a signature
+// matched them: the starting points of rule 10 when nothing is known. Stops
+// scanning once its budget is spent, so it costs one set scan per chunk at
+// the start of each source and nothing after.
+class ErrorSampler {
+public:
+  ErrorSampler() {
+    RE2::Options o;
+    o.set_log_errors(false);
+    m_set = std::make_unique<RE2::Set>(o, RE2::UNANCHORED);
+    static const char* const k_patterns[] = {
+        R"(\b[A-Z]\w*(?:Error|Exception)\b: )",
+        R"(\b(?:FATAL|CRITICAL|ERROR)\b)",
+        R"(\b(?:Fatal error|Segmentation fault|core dumped|Aborted)\b)",
+        R"(NCCL WARN)",
+        R"((?:^|\]:|\[)E\d{4} \d\d:\d\d:\d\d)",
+        R"(\berror: )",
+    };
+    for (const char* p : k_patterns) {
+      m_set->Add(p, nullptr);
+    }
+    m_set->Compile();
+  }
+
+  // Appends up to `budget` error-looking lines of `chunk`; returns how many.
+  std::size_t sample(const source::Chunk& chunk, std::uint32_t source, context::SourceContext& ctx, std::size_t budget,
+                     std::size_t max_copy, std::vector<correlate::ErrorLine>& out) const {
+    const std::string_view text = chunk.text;
+    if (budget == 0 || !m_set->Match(re2::StringPiece(text.data(), text.size()), nullptr)) {
+      return 0;
+    }
+    std::size_t taken = 0;
+    std::uint64_t line_no = chunk.first_line;
+    std::size_t pos = 0;
+    while (pos < text.size() && taken < budget) {
+      auto end = text.find('\n', pos);
+      if (end == std::string_view::npos) {
+        end = text.size();
+      }
+      std::string_view line = text.substr(pos, end - pos);
+      if (!line.empty() && line.back() == '\r') {
+        line.remove_suffix(1);
+      }
+      if (m_set->Match(re2::StringPiece(line.data(), line.size()), nullptr)) {
+        correlate::ErrorLine el;
+        el.source = source;
+        el.line_no = line_no;
+        el.text = std::string(util::clip(line, max_copy));
+        el.ctx = ctx.context_for(text, pos, line);
+        out.push_back(std::move(el));
+        ++taken;
+      }
+      pos = end + 1;
+      ++line_no;
+    }
+    return taken;
+  }
+
+private:
+  std::unique_ptr<RE2::Set> m_set;
+};
+
+const ErrorSampler& error_sampler() {
+  static const ErrorSampler k_sampler;
+  return k_sampler;
+}
 
 using Key = std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, int, std::string>;
 
@@ -89,6 +161,7 @@ void scan_unit(source::InputOpener& opener, const source::InputUnit& unit, const
     source::LineReader reader(stream, info.name, options.reader);
     context::SourceContext ctx(info.name);
     Collector sink(out, local_id, ctx, options);
+    std::size_t samples_left = options.error_samples;
     if (live) {
       sink.m_on_hit = [&](const correlate::Hit& h) { live(h, out.sources[local_id]); };
     }
@@ -102,6 +175,10 @@ void scan_unit(source::InputOpener& opener, const source::InputUnit& unit, const
         break;
       }
       matcher.scan(**chunk, sink, diags);
+      if (samples_left > 0) {
+        samples_left -= error_sampler().sample(**chunk, local_id, ctx, samples_left, options.max_line_copy,
+                                               out.error_lines);
+      }
       ctx.end_chunk((*chunk)->text);
       if (options.bytes_done != nullptr) {
         options.bytes_done->fetch_add((*chunk)->text.size(), std::memory_order_relaxed);
@@ -159,6 +236,10 @@ ScanResult run(source::InputOpener& opener, const std::vector<std::string>& path
     for (auto& h : r.hits) {
       h.source += base;
       result.hits.push_back(std::move(h));
+    }
+    for (auto& e : r.error_lines) {
+      e.source += base;
+      result.error_lines.push_back(std::move(e));
     }
     result.totals.bytes += r.totals.bytes;
     result.totals.lines += r.totals.lines;

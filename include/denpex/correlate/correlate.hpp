@@ -101,11 +101,28 @@ struct Inference {
   std::vector<std::string> next_steps;
 };
 
+// A line that looks like an error but matched no signature (rule 10).
+struct ErrorLine {
+  std::uint32_t source = 0;
+  std::uint64_t line_no = 0;
+  std::string text;
+  context::LineContext ctx;
+};
+
+// Error-looking lines grouped by message template (numbers masked).
+struct StartingPoint {
+  std::string template_text;
+  std::uint64_t count = 0;
+  std::set<int> ranks;
+  Evidence first;
+};
+
 struct Diagnosis {
   std::vector<SourceRef> sources;
   std::vector<Incident> incidents;  // the initiating one first, then by time
   std::vector<Group> unexplained;   // symptoms no incident explains
   std::optional<Inference> inference;
+  std::vector<StartingPoint> starting_points; // only when nothing else was found
   std::uint64_t hits = 0;
   std::string clock_note;           // how times were normalised
   int assumed_year = 0;
@@ -119,5 +136,11 @@ struct CorrelateOptions {
 
 Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const catalog::Catalog& catalog,
                     const CorrelateOptions& options = {});
+
+// Rule 10: when the diagnosis found no incident and no inference, groups the
+// sampled error-looking lines by template (numbers masked) and keeps the
+// earliest `max_groups`, so the reader still gets a starting point.
+void add_starting_points(Diagnosis& d, const std::vector<ErrorLine>& lines, const CorrelateOptions& options = {},
+                         std::size_t max_groups = 10);
 
 } // namespace denpex::correlate

@@ -23,6 +23,7 @@ struct ScanOptions {
   unsigned jobs = 1;                    // threads over input units
   std::size_t keep_per_key = 4;         // hits kept per (entry, signal, source, rank, GPU); the rest are counted
   std::size_t max_line_copy = 2048;     // bytes of a matched line kept for the report
+  std::size_t error_samples = 64;       // error-looking lines sampled per source (0 = off)
   // Progress, updated as chunks are read (any thread); may be null.
   std::atomic<std::uint64_t>* bytes_done = nullptr;
   std::atomic<std::uint64_t>* units_done = nullptr;
@@ -42,6 +43,7 @@ struct ScanTotals {
 struct ScanResult {
   std::vector<correlate::Hit> hits;
   std::vector<correlate::SourceRef> sources;
+  std::vector<correlate::ErrorLine> error_lines; // the first error-looking lines of each source
   ScanTotals totals;
 };
 

@@ -1,0 +1,185 @@
+// GitHub Actions workflow commands ("annotations"):
+//   ::error file=logs/train.log,line=41,title=denpex%3A nccl.nvls.cuda-700::NCCL kernel ... — Disable NVLS ...
+// Escaping follows the runner's own rules (actions/toolkit
+// packages/core/src/command.ts: escapeData and escapeProperty): in the
+// message % \r \n, in properties also : and ,. Log text is passed through
+// util::escape_for_terminal first, because the workflow log renders ANSI
+// escapes and the runner does not unescape any other %XX.
+#include <denpex/report/formats.hpp>
+
+#include <fmt/format.h>
+
+#include <denpex/util/strings.hpp>
+
+namespace denpex::report {
+
+namespace {
+
+std::string_view command_for(catalog::Severity s) {
+  switch (s) {
+  case catalog::Severity::critical:
+  case catalog::Severity::error:
+    return "error";
+  case catalog::Severity::warning:
+    return "warning";
+  case catalog::Severity::info:
+    return "notice";
+  }
+  return "notice";
+}
+
+std::string who(const correlate::Evidence& e) {
+  std::string out;
+  auto add = [&](const std::string& s) { out += out.empty() ? s : ", " + s; };
+  if (e.ctx.rank) {
+    add(fmt::format("rank {}", e.ctx.rank->value));
+  }
+  if (e.ctx.host) {
+    add("host " + util::escape_for_terminal(e.ctx.host->value));
+  }
+  if (e.ctx.pci) {
+    add("GPU " + e.ctx.pci->value);
+  } else if (e.ctx.gpu) {
+    add(fmt::format("GPU {}", e.ctx.gpu->value));
+  }
+  if (auto t = format_time(e); !t.empty()) {
+    add(t);
+  }
+  return out;
+}
+
+void annotation(std::ostream& out, std::string_view command, const correlate::Diagnosis& d,
+                const correlate::Evidence& e, std::string_view title, std::string_view message) {
+  out << "::" << command;
+  const std::string file = e.source < d.sources.size() ? d.sources[e.source].name : std::string();
+  // The runner drops an annotation's location, not the annotation, when the
+  // file is not in the repository; stdin has no file to point at.
+  if (!file.empty() && file != "<stdin>") {
+    out << " file=" << github_escape_property(util::escape_for_terminal(file));
+    if (e.line_no > 0) {
+      out << ",line=" << e.line_no << ",title=";
+    } else {
+      out << ",title=";
+    }
+  } else {
+    out << " title=";
+  }
+  out << github_escape_property(title) << "::" << github_escape_data(message) << "\n";
+}
+
+} // namespace
+
+std::string github_escape_data(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+    case '%':
+      out += "%25";
+      break;
+    case '\r':
+      out += "%0D";
+      break;
+    case '\n':
+      out += "%0A";
+      break;
+    default:
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string github_escape_property(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+    case '%':
+      out += "%25";
+      break;
+    case '\r':
+      out += "%0D";
+      break;
+    case '\n':
+      out += "%0A";
+      break;
+    case ':':
+      out += "%3A";
+      break;
+    case ',':
+      out += "%2C";
+      break;
+    default:
+      out += c;
+    }
+  }
+  return out;
+}
+
+void print_github(std::ostream& out, const correlate::Diagnosis& d, const catalog::Catalog& cat, const RunInfo& run) {
+  for (const auto& inc : d.incidents) {
+    const auto& sig = cat.at(inc.signature);
+    const std::string title = fmt::format("denpex: {}{}", inc.initiating ? "initiating failure: " : "", sig.title);
+    std::string msg = fmt::format("{} — {}\n", sig.title, sig.fix.summary);
+    for (const auto& [k, v] : sig.fix.env) {
+      msg += fmt::format("  export {}={}\n", k, v);
+    }
+    msg += fmt::format("signature: {} ({}, {})\n", sig.id, catalog::to_string(sig.severity), sig.area);
+    if (auto w = who(inc.first); !w.empty()) {
+      msg += "first seen: " + w + "\n";
+    }
+    msg += fmt::format("seen: {} line{}", inc.count, inc.count == 1 ? "" : "s");
+    if (!inc.ranks.empty()) {
+      msg += fmt::format(", ranks {}", format_ranks(inc.ranks));
+    }
+    if (!inc.hosts.empty()) {
+      msg += fmt::format(", {} host{}", inc.hosts.size(), inc.hosts.size() == 1 ? "" : "s");
+    }
+    msg += "\n";
+    if (inc.initiating) {
+      msg += fmt::format("decided by: {} (confidence: {})\n", inc.rule, correlate::to_string(inc.confidence));
+    }
+    std::uint64_t collateral = 0;
+    for (const auto& g : inc.collateral) {
+      collateral += g.count;
+    }
+    if (collateral > 0) {
+      msg += fmt::format("explains {} downstream report{}\n", collateral, collateral == 1 ? "" : "s");
+    }
+    for (const auto& m : inc.missing) {
+      msg += "missing: " + util::escape_for_terminal(m) + "\n";
+    }
+    msg += "verify: " + sig.verify.summary + "\n";
+    msg += "log: " + util::escape_for_terminal(util::clip(util::trim(inc.first.text), 500));
+    annotation(out, command_for(sig.severity), d, inc.first, title, msg);
+  }
+  for (const auto& g : d.unexplained) {
+    const auto& sig = cat.at(g.signature);
+    std::string msg = fmt::format("{} — {} report{} with no diagnosed cause in these logs", sig.title, g.count,
+                                  g.count == 1 ? "" : "s");
+    if (!g.ranks.empty()) {
+      msg += fmt::format(" (ranks {})", format_ranks(g.ranks));
+    }
+    msg += fmt::format("\nsignature: {}\nlog: {}", sig.id,
+                       util::escape_for_terminal(util::clip(util::trim(g.first.text), 500)));
+    annotation(out, "notice", d, g.first, "denpex: unexplained: " + sig.title, msg);
+  }
+  if (d.inference) {
+    out << "::notice title=" << github_escape_property("denpex: no concrete cause in these logs")
+        << "::" << github_escape_data(util::escape_for_terminal(d.inference->summary)) << "\n";
+  }
+  if (d.incidents.empty() && d.unexplained.empty() && !d.inference) {
+    out << "::notice title=denpex::"
+        << github_escape_data(fmt::format("no known failure signature found ({} source{}, {} lines, catalog {} signatures)",
+                                          run.sources, run.sources == 1 ? "" : "s", run.lines, cat.size()))
+        << "\n";
+  }
+  for (const auto& dg : run.diagnostics) {
+    out << "::" << (dg.level == Level::error ? "error" : "warning") << " title=denpex input problem::"
+        << github_escape_data(util::escape_for_terminal(dg.error.where) + ": " + util::escape_for_terminal(dg.error.what))
+        << "\n";
+  }
+}
+
+} // namespace denpex::report

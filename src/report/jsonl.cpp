@@ -1,0 +1,199 @@
+// JSON Lines: one finding per line (docs/output-formats.md, "jsonl").
+//
+// Every line is a complete object that names its own source file and host,
+// so the outputs of per-node runs can be concatenated (`cat node-*.jsonl`)
+// and read back line by line. Record order: incidents (initiating first),
+// unexplained groups, inference, diagnostics, then one summary. The "where"
+// objects are those of `--format json` plus time_us/mono_us, the normalised
+// clock values a later merge needs.
+#include <denpex/report/formats.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <denpex/util/strings.hpp>
+
+namespace denpex::report {
+
+namespace {
+
+using nlohmann::ordered_json;
+
+std::string safe(std::string_view s) { return util::sanitize_utf8(s); }
+
+const std::string& source_name(const correlate::Diagnosis& d, const correlate::Evidence& e) {
+  static const std::string k_unknown = "?";
+  return e.source < d.sources.size() ? d.sources[e.source].name : k_unknown;
+}
+
+// The host of an evidence line: its own context, else what its path says.
+ordered_json host_of(const correlate::Diagnosis& d, const correlate::Evidence& e) {
+  if (e.ctx.host) {
+    return safe(e.ctx.host->value);
+  }
+  const auto p = context::parse_path(source_name(d, e));
+  return p.host.empty() ? ordered_json(nullptr) : ordered_json(safe(p.host));
+}
+
+ordered_json where_json(const correlate::Diagnosis& d, const correlate::Evidence& e) {
+  ordered_json w;
+  w["file"] = safe(source_name(d, e));
+  w["line"] = e.line_no;
+  w["rank"] = e.ctx.rank ? ordered_json(e.ctx.rank->value) : ordered_json(nullptr);
+  w["local_rank"] = e.ctx.local_rank ? ordered_json(e.ctx.local_rank->value) : ordered_json(nullptr);
+  w["host"] = e.ctx.host ? ordered_json(safe(e.ctx.host->value)) : ordered_json(nullptr);
+  w["gpu"] = e.ctx.gpu ? ordered_json(e.ctx.gpu->value) : ordered_json(nullptr);
+  w["pci"] = e.ctx.pci ? ordered_json(e.ctx.pci->value) : ordered_json(nullptr);
+  w["pid"] = e.ctx.pid ? ordered_json(e.ctx.pid->value) : ordered_json(nullptr);
+  const auto t = format_time(e);
+  w["time"] = t.empty() ? ordered_json(nullptr) : ordered_json(t);
+  w["clock"] = std::string(context::to_string(e.ctx.time.kind));
+  w["time_us"] = e.time_us ? ordered_json(*e.time_us) : ordered_json(nullptr);
+  w["mono_us"] = e.ctx.time.kind == context::ClockKind::monotonic ? ordered_json(e.ctx.time.mono_micros)
+                                                                   : ordered_json(nullptr);
+  w["text"] = safe(e.text);
+  return w;
+}
+
+ordered_json hosts_json(const std::set<std::string>& hosts) {
+  ordered_json a = ordered_json::array();
+  for (const auto& h : hosts) {
+    a.push_back(safe(h));
+  }
+  return a;
+}
+
+ordered_json group_json(const correlate::Diagnosis& d, const catalog::Catalog& cat, const correlate::Group& g) {
+  ordered_json j;
+  j["signature"] = cat.at(g.signature).id;
+  j["role"] = std::string(catalog::to_string(cat.at(g.signature).role));
+  j["count"] = g.count;
+  j["ranks"] = std::vector<int>(g.ranks.begin(), g.ranks.end());
+  j["hosts"] = hosts_json(g.hosts);
+  j["first"] = where_json(d, g.first);
+  return j;
+}
+
+ordered_json header(std::string_view type, const correlate::Diagnosis& d, const correlate::Evidence* e) {
+  ordered_json j;
+  j["type"] = std::string(type);
+  j["schema_version"] = k_jsonl_schema_version;
+  if (e != nullptr) {
+    j["file"] = safe(source_name(d, *e));
+    j["host"] = host_of(d, *e);
+  }
+  return j;
+}
+
+void emit(std::ostream& out, const ordered_json& j) {
+  out << j.dump(-1, ' ', false, ordered_json::error_handler_t::replace) << "\n";
+}
+
+} // namespace
+
+void print_jsonl(std::ostream& out, const correlate::Diagnosis& d, const catalog::Catalog& cat, const RunInfo& run) {
+  for (const auto& inc : d.incidents) {
+    const auto& sig = cat.at(inc.signature);
+    auto j = header("incident", d, &inc.first);
+    j["signature"] = sig.id;
+    j["title"] = sig.title;
+    j["area"] = sig.area;
+    j["severity"] = std::string(catalog::to_string(sig.severity));
+    j["priority"] = sig.priority;
+    j["initiating"] = inc.initiating;
+    j["rule"] = inc.initiating ? ordered_json(inc.rule) : ordered_json(nullptr);
+    j["confidence"] =
+        inc.initiating ? ordered_json(std::string(correlate::to_string(inc.confidence))) : ordered_json(nullptr);
+    j["fingerprint"] = finding_fingerprint(sig.id, safe(source_name(d, inc.first)), inc.first.line_no);
+    j["where"] = where_json(d, inc.first);
+    j["count"] = inc.count;
+    j["ranks"] = std::vector<int>(inc.ranks.begin(), inc.ranks.end());
+    j["hosts"] = hosts_json(inc.hosts);
+    j["pci"] = inc.pci.empty() ? ordered_json(nullptr) : ordered_json(inc.pci);
+    j["caused_by"] = inc.caused_by.empty() ? ordered_json(nullptr) : ordered_json("xid." + inc.caused_by);
+    j["fix"] = sig.fix.summary;
+    ordered_json signals = ordered_json::array();
+    for (const auto& s : inc.signals) {
+      ordered_json sj;
+      sj["id"] = sig.signals[s.signal].id;
+      sj["anchor"] = sig.signals[s.signal].anchor;
+      sj["seen"] = s.count > 0;
+      sj["count"] = s.count;
+      sj["first"] = s.first ? where_json(d, *s.first) : ordered_json(nullptr);
+      signals.push_back(sj);
+    }
+    j["signals"] = signals;
+    ordered_json missing = ordered_json::array();
+    for (const auto& m : inc.missing) {
+      missing.push_back(safe(m));
+    }
+    j["missing"] = missing;
+    ordered_json coll = ordered_json::array();
+    for (const auto& g : inc.collateral) {
+      coll.push_back(group_json(d, cat, g));
+    }
+    j["collateral"] = coll;
+    ordered_json ctx = ordered_json::array();
+    for (const auto& g : inc.context) {
+      ctx.push_back(group_json(d, cat, g));
+    }
+    j["context"] = ctx;
+    emit(out, j);
+  }
+  for (const auto& g : d.unexplained) {
+    const auto& sig = cat.at(g.signature);
+    auto j = header("unexplained", d, &g.first);
+    j["signature"] = sig.id;
+    j["title"] = sig.title;
+    j["role"] = std::string(catalog::to_string(sig.role));
+    j["severity"] = std::string(catalog::to_string(sig.severity));
+    j["fingerprint"] = finding_fingerprint(sig.id, safe(source_name(d, g.first)), g.first.line_no);
+    j["count"] = g.count;
+    j["ranks"] = std::vector<int>(g.ranks.begin(), g.ranks.end());
+    j["hosts"] = hosts_json(g.hosts);
+    j["where"] = where_json(d, g.first);
+    emit(out, j);
+  }
+  if (d.inference) {
+    const auto& inf = *d.inference;
+    auto j = header("inference", d, nullptr);
+    j["summary"] = safe(inf.summary);
+    j["world_size"] = inf.world_size;
+    j["world_size_from"] = safe(inf.world_size_from);
+    j["missing_ranks"] = inf.missing_ranks;
+    j["lagging_ranks"] = inf.lagging_ranks;
+    ordered_json mm = ordered_json::array();
+    for (const auto& m : inf.mismatches) {
+      mm.push_back(safe(m));
+    }
+    j["mismatches"] = mm;
+    j["next_steps"] = inf.next_steps;
+    emit(out, j);
+  }
+  for (const auto& dg : run.diagnostics) {
+    auto j = header("diagnostic", d, nullptr);
+    j["level"] = dg.level == Level::error ? "error" : "warning";
+    j["where"] = safe(dg.error.where);
+    j["message"] = safe(dg.error.what);
+    emit(out, j);
+  }
+  auto j = header("summary", d, nullptr);
+  j["tool"] = {{"name", "denpex"}, {"version", run.version}, {"catalog_size", cat.size()}};
+  j["failures"] = d.incidents.size();
+  j["initiating"] = d.incidents.empty() ? ordered_json(nullptr) : ordered_json(cat.at(d.incidents[0].signature).id);
+  j["unexplained"] = d.unexplained.size();
+  j["sources"] = run.sources;
+  j["bytes"] = run.bytes;
+  j["lines"] = run.lines;
+  j["matched_lines"] = d.hits;
+  j["long_lines_cut"] = run.long_lines_cut;
+  j["clock_note"] = d.clock_note;
+  ordered_json files = ordered_json::array();
+  for (const auto& s : d.sources) {
+    const auto p = context::parse_path(s.name);
+    files.push_back({{"file", safe(s.name)}, {"host", p.host.empty() ? ordered_json(nullptr) : ordered_json(safe(p.host))}});
+  }
+  j["files"] = files;
+  emit(out, j);
+}
+
+} // namespace denpex::report

@@ -1,0 +1,340 @@
+// SARIF 2.1.0 for GitHub code scanning (docs/output-formats.md).
+//
+// Checked against the OASIS errata01 schema (tests/schemas/sarif-2.1.0.json,
+// from oasis-tcs/sarif-spec sarif-2.1/schema/) by the `schema` tests. GitHub
+// reads: rules' shortDescription/fullDescription/help and
+// defaultConfiguration.level, results' ruleId, level, message.text,
+// locations[0].physicalLocation and partialFingerprints.
+#include <denpex/report/formats.hpp>
+
+#include <map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <denpex/util/strings.hpp>
+
+namespace denpex::report {
+
+namespace {
+
+using nlohmann::ordered_json;
+
+std::string safe(std::string_view s) { return util::sanitize_utf8(s); }
+
+std::string_view sarif_level(catalog::Severity s) {
+  switch (s) {
+  case catalog::Severity::critical:
+  case catalog::Severity::error:
+    return "error";
+  case catalog::Severity::warning:
+    return "warning";
+  case catalog::Severity::info:
+    return "note";
+  }
+  return "note";
+}
+
+const std::string& source_name(const correlate::Diagnosis& d, const correlate::Evidence& e) {
+  static const std::string k_unknown = "?";
+  return e.source < d.sources.size() ? d.sources[e.source].name : k_unknown;
+}
+
+// "nccl.nvls.cuda-700" -> "NcclNvlsCuda700": reportingDescriptor.name is an
+// identifier-like, human-readable name (SARIF 3.49.7).
+std::string rule_name(std::string_view id) {
+  std::string out;
+  bool upper = true;
+  for (char c : id) {
+    const bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    if (!alnum) {
+      upper = true;
+      continue;
+    }
+    out += upper && c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c;
+    upper = false;
+  }
+  return out;
+}
+
+ordered_json physical_location(const correlate::Diagnosis& d, const correlate::Evidence& e, bool snippet) {
+  ordered_json pl;
+  pl["artifactLocation"] = {{"uri", sarif_uri(safe(source_name(d, e)))}};
+  if (e.line_no > 0) {
+    ordered_json region;
+    region["startLine"] = e.line_no;
+    if (snippet) {
+      region["snippet"] = {{"text", safe(e.text)}};
+    }
+    pl["region"] = region;
+  }
+  return pl;
+}
+
+// An array holding one location object.
+ordered_json locations(ordered_json physical) {
+  ordered_json loc = ordered_json::object();
+  loc["physicalLocation"] = std::move(physical);
+  ordered_json arr = ordered_json::array();
+  arr.push_back(std::move(loc));
+  return arr;
+}
+
+ordered_json rule_json(const catalog::Signature& sig) {
+  ordered_json r;
+  r["id"] = sig.id;
+  r["name"] = rule_name(sig.id);
+  r["shortDescription"] = {{"text", sig.title}};
+  r["fullDescription"] = {{"text", sig.root_cause.empty() ? sig.title : sig.root_cause}};
+
+  std::string text = "Fix: " + sig.fix.summary + "\n";
+  std::string md = "**Fix.** " + sig.fix.summary + "\n\n";
+  for (std::size_t i = 0; i < sig.fix.steps.size(); ++i) {
+    text += fmt::format("  {}. {}\n", i + 1, sig.fix.steps[i]);
+    md += fmt::format("{}. {}\n", i + 1, sig.fix.steps[i]);
+  }
+  if (!sig.fix.steps.empty()) {
+    md += "\n";
+  }
+  std::string cmds;
+  for (const auto& [k, v] : sig.fix.env) {
+    cmds += fmt::format("export {}={}\n", k, v);
+  }
+  for (const auto& c : sig.fix.commands) {
+    cmds += c + "\n";
+  }
+  if (!cmds.empty()) {
+    for (const auto& l : util::split(std::string_view(cmds).substr(0, cmds.size() - 1), '\n')) {
+      text += fmt::format("  $ {}\n", l);
+    }
+    const auto fence = markdown_fence_for(cmds);
+    md += fence + "sh\n" + cmds + fence + "\n\n";
+  }
+  text += "Verify: " + sig.verify.summary + "\n";
+  md += "**Verify.** " + sig.verify.summary + "\n\n";
+  std::string vcmds;
+  for (const auto& c : sig.verify.commands) {
+    text += fmt::format("  $ {}\n", c);
+    vcmds += c + "\n";
+  }
+  if (!vcmds.empty()) {
+    const auto fence = markdown_fence_for(vcmds);
+    md += fence + "sh\n" + vcmds + fence + "\n\n";
+  }
+  if (!sig.references.empty()) {
+    md += "**References**\n\n";
+    for (const auto& ref : sig.references) {
+      md += fmt::format("- [{}]({})\n", ref.title.empty() ? ref.url : ref.title, ref.url);
+    }
+  }
+  r["help"] = {{"text", text}, {"markdown", md}};
+  if (!sig.references.empty()) {
+    r["helpUri"] = sig.references.front().url;
+  }
+  r["defaultConfiguration"] = {{"level", sarif_level(sig.severity)}};
+  // `tags` must hold unique strings (SARIF 3.8.4); the area and role come first
+  // so GitHub's rule filter can use them.
+  std::vector<std::string> tags{"denpex", sig.area, std::string(catalog::to_string(sig.role))};
+  for (const auto& t : sig.tags) {
+    if (std::find(tags.begin(), tags.end(), t) == tags.end()) {
+      tags.push_back(t);
+    }
+  }
+  ordered_json props;
+  props["area"] = sig.area;
+  props["role"] = std::string(catalog::to_string(sig.role));
+  props["severity"] = std::string(catalog::to_string(sig.severity));
+  props["priority"] = sig.priority;
+  props["tags"] = tags;
+  r["properties"] = props;
+  return r;
+}
+
+ordered_json opt_int(const std::optional<context::Field<int>>& f) {
+  return f ? ordered_json(f->value) : ordered_json(nullptr);
+}
+
+ordered_json group_location(const correlate::Diagnosis& d, const catalog::Catalog& cat, const correlate::Group& g,
+                            int id, std::string_view kind) {
+  ordered_json loc;
+  loc["id"] = id;
+  loc["physicalLocation"] = physical_location(d, g.first, false);
+  loc["message"] = {{"text", fmt::format("{} {}: {} — {} report{}, ranks {}", kind, cat.at(g.signature).id,
+                                         cat.at(g.signature).title, g.count, g.count == 1 ? "" : "s",
+                                         format_ranks(g.ranks))}};
+  return loc;
+}
+
+} // namespace
+
+std::string sarif_uri(std::string_view path) {
+  if (path.empty()) {
+    return "unknown";
+  }
+  std::string out;
+  out.reserve(path.size());
+  for (unsigned char c : path) {
+    const bool unreserved = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+                            c == '.' || c == '_' || c == '~' || c == '/';
+    if (unreserved) {
+      out += static_cast<char>(c);
+    } else {
+      out += fmt::format("%{:02X}", c);
+    }
+  }
+  return out;
+}
+
+std::string finding_fingerprint(std::string_view signature_id, std::string_view file, std::uint64_t line) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  auto mix = [&](std::string_view s) {
+    for (unsigned char c : s) {
+      h ^= c;
+      h *= 0x100000001b3ull;
+    }
+    h ^= 0xff; // field separator that cannot occur in UTF-8 text
+    h *= 0x100000001b3ull;
+  };
+  mix(signature_id);
+  mix(file);
+  mix(std::to_string(line));
+  return fmt::format("{:016x}", h);
+}
+
+void print_sarif(std::ostream& out, const correlate::Diagnosis& d, const catalog::Catalog& cat, const RunInfo& run) {
+  // Rules: each entry that appears in a result, in order of first appearance.
+  std::map<std::uint32_t, std::size_t> rule_index;
+  ordered_json rules = ordered_json::array();
+  auto rule_for = [&](std::uint32_t sig) {
+    auto [it, inserted] = rule_index.emplace(sig, rule_index.size());
+    if (inserted) {
+      rules.push_back(rule_json(cat.at(sig)));
+    }
+    return it->second;
+  };
+
+  ordered_json results = ordered_json::array();
+  for (const auto& inc : d.incidents) {
+    const auto& sig = cat.at(inc.signature);
+    ordered_json r;
+    r["ruleId"] = sig.id;
+    r["ruleIndex"] = rule_for(inc.signature);
+    r["level"] = sarif_level(sig.severity);
+    r["message"] = {{"text", fmt::format("{} — {}", sig.title, sig.fix.summary)}};
+    r["locations"] = locations(physical_location(d, inc.first, true));
+    ordered_json related = ordered_json::array();
+    int next_id = 1;
+    for (const auto& g : inc.collateral) {
+      related.push_back(group_location(d, cat, g, next_id++, "collateral"));
+    }
+    for (const auto& g : inc.context) {
+      related.push_back(group_location(d, cat, g, next_id++, "context"));
+    }
+    if (!related.empty()) {
+      r["relatedLocations"] = related;
+    }
+    const auto& file = source_name(d, inc.first);
+    r["partialFingerprints"] = {{"denpexFinding/v1", finding_fingerprint(sig.id, safe(file), inc.first.line_no)}};
+    ordered_json props;
+    props["initiating"] = inc.initiating;
+    props["rank"] = opt_int(inc.first.ctx.rank);
+    props["host"] = inc.first.ctx.host ? ordered_json(safe(inc.first.ctx.host->value)) : ordered_json(nullptr);
+    props["confidence"] =
+        inc.initiating ? ordered_json(std::string(correlate::to_string(inc.confidence))) : ordered_json(nullptr);
+    props["rule"] = inc.initiating ? ordered_json(inc.rule) : ordered_json(nullptr);
+    props["severity"] = std::string(catalog::to_string(sig.severity));
+    props["count"] = inc.count;
+    props["ranks"] = std::vector<int>(inc.ranks.begin(), inc.ranks.end());
+    std::vector<std::string> hosts;
+    for (const auto& h : inc.hosts) {
+      hosts.push_back(safe(h));
+    }
+    props["hosts"] = hosts;
+    props["gpu"] = opt_int(inc.first.ctx.gpu);
+    props["pci"] = inc.pci.empty() ? ordered_json(nullptr) : ordered_json(inc.pci);
+    const auto t = format_time(inc.first);
+    props["time"] = t.empty() ? ordered_json(nullptr) : ordered_json(t);
+    props["missing"] = inc.missing;
+    r["properties"] = props;
+    results.push_back(r);
+  }
+  for (const auto& g : d.unexplained) {
+    const auto& sig = cat.at(g.signature);
+    ordered_json r;
+    r["ruleId"] = sig.id;
+    r["ruleIndex"] = rule_for(g.signature);
+    r["level"] = "note";
+    r["message"] = {{"text", fmt::format("{} — {} report{} with no diagnosed cause in these logs", sig.title, g.count,
+                                         g.count == 1 ? "" : "s")}};
+    r["locations"] = locations(physical_location(d, g.first, true));
+    r["partialFingerprints"] = {
+        {"denpexFinding/v1", finding_fingerprint(sig.id, safe(source_name(d, g.first)), g.first.line_no)}};
+    ordered_json props;
+    props["unexplained"] = true;
+    props["rank"] = opt_int(g.first.ctx.rank);
+    props["host"] = g.first.ctx.host ? ordered_json(safe(g.first.ctx.host->value)) : ordered_json(nullptr);
+    props["count"] = g.count;
+    props["ranks"] = std::vector<int>(g.ranks.begin(), g.ranks.end());
+    std::vector<std::string> hosts;
+    for (const auto& h : g.hosts) {
+      hosts.push_back(safe(h));
+    }
+    props["hosts"] = hosts;
+    r["properties"] = props;
+    results.push_back(r);
+  }
+
+  ordered_json driver;
+  driver["name"] = "denpex";
+  driver["version"] = run.version;
+  driver["informationUri"] = std::string(k_information_uri);
+  driver["rules"] = rules;
+
+  ordered_json invocation;
+  bool ok = true;
+  ordered_json notes = ordered_json::array();
+  for (const auto& dg : run.diagnostics) {
+    ok = ok && dg.level != Level::error;
+    notes.push_back({{"level", dg.level == Level::error ? "error" : "warning"},
+                     {"message", {{"text", safe(dg.error.where) + ": " + safe(dg.error.what)}}}});
+  }
+  invocation["executionSuccessful"] = ok;
+  if (!notes.empty()) {
+    invocation["toolExecutionNotifications"] = notes;
+  }
+
+  ordered_json run_props;
+  run_props["schema_version"] = k_json_schema_version;
+  run_props["catalog_size"] = cat.size();
+  run_props["initiating"] =
+      d.incidents.empty() ? ordered_json(nullptr) : ordered_json(cat.at(d.incidents.front().signature).id);
+  run_props["sources"] = run.sources;
+  run_props["bytes"] = run.bytes;
+  run_props["lines"] = run.lines;
+  run_props["matched_lines"] = d.hits;
+  run_props["long_lines_cut"] = run.long_lines_cut;
+  run_props["clock_note"] = d.clock_note;
+  if (d.inference) {
+    const auto& inf = *d.inference;
+    run_props["inference"] = {{"summary", safe(inf.summary)},
+                              {"world_size", inf.world_size},
+                              {"missing_ranks", inf.missing_ranks},
+                              {"lagging_ranks", inf.lagging_ranks},
+                              {"mismatches", inf.mismatches},
+                              {"next_steps", inf.next_steps}};
+  }
+
+  ordered_json the_run;
+  the_run["tool"] = {{"driver", driver}};
+  the_run["invocations"] = ordered_json::array({invocation});
+  the_run["results"] = results;
+  the_run["properties"] = run_props;
+
+  ordered_json root;
+  root["$schema"] = std::string(k_sarif_schema_uri);
+  root["version"] = "2.1.0";
+  root["runs"] = ordered_json::array({the_run});
+  out << root.dump(2, ' ', false, ordered_json::error_handler_t::replace) << "\n";
+}
+
+} // namespace denpex::report
