@@ -1,0 +1,341 @@
+#!/usr/bin/env bash
+# denpex performance benchmark (issue 8): measures, never tunes.
+#
+#   tests/bench/run.sh DENPEX [LOG]
+#
+# DENPEX is the binary to measure (build it first; this script builds
+# nothing). LOG is a training log; if it is not given or does not exist, one
+# is generated with tests/bench/gen_log.py into a temporary directory (or to
+# LOG's path, if given).
+#
+# Sections, all in one run, on a page-cached log (it is read twice first):
+#   throughput  denpex diagnose -j1, denpex diagnose (all cores), rg -c -f,
+#               grep -c -E -f; REPS runs each: wall time (median, min, max),
+#               GB/s (10^9 bytes / median wall), peak RSS (/usr/bin/time %M,
+#               the "Maximum resident set size" of time -v), ratios
+#   startup     denpex diagnose /dev/null, STARTUP_RUNS runs, median
+#   catalog     catalog-size curve: the first N files of signatures/ (sorted
+#               paths) with --no-builtin --signatures DIR; explains/refines/
+#               related ids outside the subset are dropped
+#   files       the log split into 8 files (split -n l/8): -j1, -j2, -jN
+#
+# Environment: SIZE (generated log size, default 1G), SLICE (8M: input of
+# the slow Unicode-rg row), RANKS (64), SEED (1),
+# FAIL_RANK (37), REPS (3), STARTUP_RUNS (50), CURVE ("10 50 100 200 all"),
+# SECTIONS ("throughput startup catalog files"), WORKDIR (default: mktemp),
+# KEEP=1 keeps WORKDIR, CHECK=1 turns the result checks into the exit status
+# (used by the CTest smoke test).
+#
+# Needs: python3, GNU grep, ripgrep (`rg`), GNU time (`/usr/bin/time`, Debian
+# package `time`). On Debian: apt-get install -y ripgrep time. A missing rg or
+# /usr/bin/time is reported and its rows are skipped.
+#
+# Checks (printed; fatal with CHECK=1): rg, grep and `denpex grep` report the
+# same matching lines (so the converted patterns are the same set), and
+# diagnose names nccl.nvls.cuda-700 on the failing rank of a generated log.
+
+set -u -o pipefail
+
+if [ $# -lt 1 ]; then
+  sed -n '2,12p' "$0" >&2
+  exit 2
+fi
+DENPEX=$(readlink -f "$1")
+LOG=${2:-}
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+SIZE=${SIZE:-1G}
+RANKS=${RANKS:-64}
+SEED=${SEED:-1}
+FAIL_RANK=${FAIL_RANK:-37}
+REPS=${REPS:-3}
+STARTUP_RUNS=${STARTUP_RUNS:-50}
+CURVE=${CURVE:-10 50 100 200 all}
+SECTIONS=${SECTIONS:-throughput startup catalog files}
+CHECK=${CHECK:-0}
+NPROC=$(nproc)
+FAILED=0
+
+[ -x "$DENPEX" ] || { echo "run.sh: $DENPEX is not an executable" >&2; exit 2; }
+command -v python3 >/dev/null || { echo "run.sh: python3 is required" >&2; exit 2; }
+
+if [ -n "${WORKDIR:-}" ]; then
+  W=$WORKDIR
+  mkdir -p "$W"
+else
+  W=$(mktemp -d "${TMPDIR:-/tmp}/denpex-bench.XXXXXX")
+fi
+cleanup() { [ "${KEEP:-0}" = 1 ] || rm -rf "$W"; }
+trap cleanup EXIT
+
+HAVE_TIME=1
+[ -x /usr/bin/time ] || { HAVE_TIME=0; echo "note: /usr/bin/time missing (apt-get install time): no peak RSS"; }
+HAVE_RG=1
+command -v rg >/dev/null || { HAVE_RG=0; echo "note: rg missing (apt-get install ripgrep): rg rows skipped"; }
+
+fail() {
+  echo "CHECK FAILED: $*"
+  FAILED=1
+}
+
+# -- the log ----------------------------------------------------------------
+GENERATED=0
+if [ -z "$LOG" ] || [ ! -e "$LOG" ]; then
+  [ -n "$LOG" ] || LOG="$W/train.log"
+  echo "generating $LOG: $SIZE, $RANKS ranks, seed $SEED, failing rank $FAIL_RANK"
+  t0=$(date +%s.%N)
+  python3 "$HERE/gen_log.py" --size "$SIZE" --ranks "$RANKS" --seed "$SEED" --failing-rank "$FAIL_RANK" -o "$LOG" || exit 2
+  t1=$(date +%s.%N)
+  echo "generated in $(python3 -c "print(f'{$t1-$t0:.1f}')") s"
+  GENERATED=1
+fi
+LOG=$(readlink -f "$LOG")
+BYTES=$(stat -c %s "$LOG")
+LINES=$(wc -l < "$LOG")
+
+echo
+echo "## Machine"
+echo
+echo "- CPU: $(lscpu | sed -n 's/^Model name: *//p' | head -1), nproc $NPROC"
+echo "- Memory: $(free -g | awk '/^Mem:/ {print $2 " GiB"}')"
+echo "- OS: $(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME"), kernel $(uname -r)"
+echo "- denpex: $DENPEX ($("$DENPEX" --version 2>&1 | head -1))"
+echo "- rg: $( ((HAVE_RG)) && rg --version | head -1 || echo missing); grep: $(grep --version | head -1)"
+echo "- log: $LOG, $BYTES bytes, $LINES lines"
+
+# -- patterns for the baselines ----------------------------------------------
+"$DENPEX" signatures export --format patterns > "$W/patterns.txt" || { echo "run.sh: signatures export failed" >&2; exit 2; }
+echo "- patterns: $(wc -l < "$W/patterns.txt") exported by \`denpex signatures export --format patterns\`"
+echo
+echo "## Pattern conversion"
+echo
+python3 "$HERE/re2_convert.py" --to rust "$W/patterns.txt" > "$W/patterns.rg" 2> "$W/conv.rg" || exit 2
+python3 "$HERE/re2_convert.py" --to rust --unicode "$W/patterns.txt" > "$W/patterns.rg-unicode" 2> /dev/null || exit 2
+python3 "$HERE/re2_convert.py" --to ere "$W/patterns.txt" > "$W/patterns.ere" 2> "$W/conv.ere" || exit 2
+sed 's/^/- /' "$W/conv.rg" "$W/conv.ere"
+grep -q SKIPPED "$W/conv.rg" "$W/conv.ere" && fail "some patterns could not be converted (see above)"
+
+# -- page cache ---------------------------------------------------------------
+cat "$LOG" > /dev/null
+cat "$LOG" > /dev/null
+
+# -- measurement --------------------------------------------------------------
+RESULTS="$W/results.tsv"
+: > "$RESULTS"
+
+# measure SECTION LABEL BYTES CMD... : REPS runs; stdout of the first kept in
+# $W/out.<LABEL>, one TSV row per run: section label bytes wall_s rss_kb rc
+measure() {
+  local section=$1 label=$2 bytes=$3
+  shift 3
+  local i t0 t1 rc rss out
+  for ((i = 1; i <= REPS; i++)); do
+    out=/dev/null
+    [ "$i" = 1 ] && out="$W/out.$label"
+    t0=$(date +%s%N)
+    if ((HAVE_TIME)); then
+      /usr/bin/time -f '%M' -o "$W/rss" "$@" > "$out" 2> "$W/err.$label"
+      rc=$?
+      rss=$(tail -1 "$W/rss")
+    else
+      "$@" > "$out" 2> "$W/err.$label"
+      rc=$?
+      rss=0
+    fi
+    t1=$(date +%s%N)
+    printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$section" "$label" "$bytes" \
+      "$(python3 -c "print(($t1-$t0)/1e9)")" "$rss" "$rc" >> "$RESULTS"
+    if [ "$rc" -ge 2 ]; then
+      fail "$label exited $rc: $(head -c 300 "$W/err.$label")"
+    fi
+  done
+}
+
+summarize() { # SECTION TITLE
+  python3 - "$RESULTS" "$1" "$2" <<'PY'
+import statistics, sys
+path, section, title = sys.argv[1:4]
+rows = {}
+order = []
+for line in open(path):
+    s, label, nbytes, wall, rss, rc = line.rstrip("\n").split("\t")
+    if s != section:
+        continue
+    if label not in rows:
+        order.append(label)
+        rows[label] = {"bytes": int(nbytes), "wall": [], "rss": [], "rc": set()}
+    rows[label]["wall"].append(float(wall))
+    rows[label]["rss"].append(int(rss))
+    rows[label]["rc"].add(rc)
+print()
+print("## " + title)
+print()
+print("| command | runs | median s | min s | max s | GB/s | peak RSS MiB | exit |")
+print("|---|---:|---:|---:|---:|---:|---:|---|")
+med = {}
+for label in order:
+    r = rows[label]
+    m = statistics.median(r["wall"])
+    med[label] = m
+    gbs = r["bytes"] / 1e9 / m if m > 0 and r["bytes"] > 0 else float("nan")
+    print("| `%s` | %d | %.3f | %.3f | %.3f | %.2f | %.1f | %s |" % (
+        label, len(r["wall"]), m, min(r["wall"]), max(r["wall"]), gbs, max(r["rss"]) / 1024,
+        ",".join(sorted(r["rc"]))))
+open(path + "." + section + ".medians", "w").write("".join("%s\t%f\n" % kv for kv in med.items()))
+PY
+}
+
+ratio_line() { # SECTION A B
+  python3 - "$RESULTS.$1.medians" "$2" "$3" <<'PY'
+import sys
+med = dict(l.rstrip("\n").split("\t") for l in open(sys.argv[1]))
+a, b = sys.argv[2], sys.argv[3]
+if a in med and b in med:
+    x, y = float(med[a]), float(med[b])
+    print("- `%s` / `%s` = %.2fx the wall time" % (a, b, x / y))
+PY
+}
+
+want() { case " $SECTIONS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+
+# -- throughput ---------------------------------------------------------------
+if want throughput; then
+  measure throughput "denpex diagnose -j1" "$BYTES" "$DENPEX" diagnose -j1 --color never "$LOG"
+  measure throughput "denpex diagnose" "$BYTES" "$DENPEX" diagnose --color never "$LOG"
+  measure throughput "denpex grep -c" "$BYTES" "$DENPEX" grep -c --color never "$LOG"
+  if ((HAVE_RG)); then
+    measure throughput "rg -c -f patterns.rg" "$BYTES" rg -c -f "$W/patterns.rg" "$LOG"
+  fi
+  measure throughput "grep -c -E -f patterns.ere" "$BYTES" env LC_ALL=C grep -c -E -f "$W/patterns.ere" "$LOG"
+  if ((HAVE_RG)); then
+    # rg with Rust's default Unicode \b/\w/\d: ~100x slower, so one run on
+    # the first SLICE bytes only (see re2_convert.py).
+    SLICE=${SLICE:-8M}
+    head -c "$SLICE" "$LOG" > "$W/slice.log"
+    sbytes=$(stat -c %s "$W/slice.log")
+    saved=$REPS
+    REPS=1
+    measure throughput "rg -c -f patterns.rg-unicode (first $SLICE, 1 run)" "$sbytes" rg -c -f "$W/patterns.rg-unicode" "$W/slice.log"
+    REPS=$saved
+    rm -f "$W/slice.log"
+  fi
+  summarize throughput "Throughput ($REPS runs each, page-cached, output to /dev/null)"
+  echo
+  ratio_line throughput "denpex diagnose -j1" "rg -c -f patterns.rg"
+  ratio_line throughput "denpex diagnose -j1" "grep -c -E -f patterns.ere"
+  ratio_line throughput "denpex diagnose" "denpex diagnose -j1"
+  ratio_line throughput "denpex grep -c" "rg -c -f patterns.rg"
+
+  # Same set of matching lines in all three matchers?
+  n_dx=$("$DENPEX" grep --color never "$LOG" | python3 -c '
+import sys
+seen = set()
+for l in sys.stdin:
+    # "<file>:<line>: <signature> ..." -- the line number is the field after the path
+    head = l.split(": ", 1)[0]
+    seen.add(head.rsplit(":", 1)[1])
+print(len(seen))')
+  n_grep=$(cat "$W/out.grep -c -E -f patterns.ere")
+  n_rg=$( ((HAVE_RG)) && cat "$W/out.rg -c -f patterns.rg" || echo "$n_grep")
+  echo "- matching lines: denpex grep $n_dx, rg $n_rg, grep -E $n_grep"
+  { [ "$n_dx" = "$n_grep" ] && [ "$n_rg" = "$n_grep" ]; } || fail "the three matchers disagree on matching lines"
+  initiating=$(grep -m1 '^INITIATING FAILURE' "$W/out.denpex diagnose -j1" | awk '{print $NF}')
+  where=$(grep -m1 '^  where ' "$W/out.denpex diagnose -j1")
+  echo "- diagnose: initiating $initiating;$where"
+  if ((GENERATED)); then
+    [ "$initiating" = "nccl.nvls.cuda-700" ] || fail "expected nccl.nvls.cuda-700, got '$initiating'"
+    case "$where" in *" rank $FAIL_RANK "*) ;; *) fail "expected rank $FAIL_RANK in '$where'" ;; esac
+  fi
+fi
+
+# -- start-up -----------------------------------------------------------------
+if want startup; then
+  python3 - "$DENPEX" "$STARTUP_RUNS" <<'PY'
+import statistics, subprocess, sys, time
+exe, runs = sys.argv[1], int(sys.argv[2])
+def series(args):
+    out = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        out.append(time.perf_counter() - t0)
+    return out
+print()
+print("## Start-up (%d runs each, wall clock, includes fork/exec)" % runs)
+print()
+print("| command | median ms | min ms | max ms |")
+print("|---|---:|---:|---:|")
+for label, args in (("denpex diagnose /dev/null", [exe, "diagnose", "/dev/null"]),
+                    ("denpex --version", [exe, "--version"]),
+                    ("/bin/true", ["/bin/true"])):
+    s = series(args)
+    print("| `%s` | %.2f | %.2f | %.2f |" % (label, statistics.median(s) * 1e3, min(s) * 1e3, max(s) * 1e3))
+PY
+fi
+
+# -- catalog-size curve -------------------------------------------------------
+if want catalog; then
+  for n in $CURVE; do
+    d="$W/catalog.$n"
+    python3 - "$REPO/signatures" "$d" "$n" <<'PY'
+import json, os, pathlib, sys
+src, dst, n = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), sys.argv[3]
+files = sorted(p for p in src.rglob("*.json"))
+if n != "all":
+    files = files[: int(n)]
+entries = [(p, json.loads(p.read_text())) for p in files]
+ids = {e["id"] for _, e in entries}
+for p, e in entries:
+    for field in ("explains", "refines", "related"):
+        if field in e:
+            kept = [i for i in e[field] if i in ids]
+            if kept:
+                e[field] = kept
+            else:
+                del e[field]
+    out = dst / p.relative_to(src)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(e, indent=2))
+PY
+    [ -f "$REPO/signatures/VERSION" ] && cp "$REPO/signatures/VERSION" "$d/"
+    np=$("$DENPEX" signatures export --no-builtin --signatures "$d" --format patterns 2> "$W/err.catalog" | wc -l)
+    ne=$(find "$d" -name '*.json' | wc -l)
+    if [ "$np" -eq 0 ]; then
+      echo "warning: catalog of $n entries does not load: $(head -c 400 "$W/err.catalog")"
+      continue
+    fi
+    measure catalog "load+compile: $ne entries, $np patterns" 0 "$DENPEX" diagnose --no-builtin --signatures "$d" -- /dev/null
+    measure catalog "diagnose -j1: $ne entries, $np patterns" "$BYTES" "$DENPEX" diagnose -j1 --color never --no-builtin --signatures "$d" -- "$LOG"
+  done
+  summarize catalog "Catalog-size curve (--no-builtin --signatures DIR; first N files of signatures/)"
+fi
+
+# -- N files ------------------------------------------------------------------
+if want files; then
+  mkdir -p "$W/split"
+  rm -f "$W/split/"*
+  split -n l/8 -d --additional-suffix=.log "$LOG" "$W/split/part-"
+  cat "$W/split/"* > /dev/null
+  js="1 2"
+  [ "$NPROC" -gt 2 ] && js="$js $NPROC"
+  for j in $js; do
+    measure files "denpex diagnose -j$j (8 files)" "$BYTES" "$DENPEX" diagnose -j"$j" --color never "$W/split"
+  done
+  if ((HAVE_RG)); then
+    for j in $js; do
+      measure files "rg -c -j$j (8 files)" "$BYTES" rg -c -j"$j" -f "$W/patterns.rg" "$W/split"
+    done
+  fi
+  summarize files "N files: the log split into 8 files"
+  echo
+  ratio_line files "denpex diagnose -j1 (8 files)" "denpex diagnose -j2 (8 files)"
+fi
+
+echo
+if [ "$FAILED" = 1 ]; then
+  echo "result: some checks FAILED"
+  [ "$CHECK" = 1 ] && exit 1
+else
+  echo "result: all checks passed"
+fi
+exit 0
