@@ -27,6 +27,7 @@
 #include <denpex/source/input.hpp>
 #include <denpex/util/strings.hpp>
 
+#include "catalog_doc.hpp"
 #include "exit_code.hpp"
 
 #ifndef DENPEX_VERSION
@@ -403,11 +404,15 @@ int run_explain(const CommonArgs& common, const std::string& query) {
 }
 
 int run_signatures(const CommonArgs& common, const std::string& action, const std::vector<std::string>& ids,
-                   const std::string& format, const std::string& area, const std::string& role) {
+                   const std::string& format, const std::string& area, const std::string& role, bool stats) {
   Diagnostics diags;
   auto cat = load(common, diags);
   const bool load_errors = diags.has_errors();
   print_diagnostics(diags);
+  if (action == "list" && stats) {
+    print_catalog_stats(std::cout, *cat);
+    return load_errors ? k_exit_error : k_exit_ok;
+  }
   if (action == "list") {
     for (const auto& s : cat->entries()) {
       if ((!area.empty() && s.area != area) || (!role.empty() && catalog::to_string(s.role) != role)) {
@@ -458,13 +463,17 @@ int run_signatures(const CommonArgs& common, const std::string& action, const st
       }
       return k_exit_ok;
     }
+    if (format == "markdown") {
+      print_catalog_markdown(std::cout, *cat);
+      return k_exit_ok;
+    }
     if (format == "ids") {
       for (const auto& s : cat->entries()) {
         std::cout << s.id << "\n";
       }
       return k_exit_ok;
     }
-    std::cerr << "denpex: error: --format: '" << format << "' is not one of patterns, ids\n";
+    std::cerr << "denpex: error: --format: '" << format << "' is not one of patterns, ids, markdown\n";
     return k_exit_error;
   }
   std::cerr << "denpex: error: unknown action '" << action << "' (list, show, test, lint, export)\n";
@@ -536,9 +545,11 @@ int run(int argc, char** argv) {
   sigs->add_option("action", action, "list, show, test, lint, export")->required()
       ->check(CLI::IsMember({"list", "show", "test", "lint", "export"}));
   sigs->add_option("ids", ids, "entry ids (show; test only these)");
-  sigs->add_option("--format", format, "export format: patterns, ids");
+  sigs->add_option("--format", format, "export format: patterns (one RE2 per line), ids, markdown (docs/signatures.md)");
   sigs->add_option("--area", area, "list: only this area");
   sigs->add_option("--role", role, "list: only this role");
+  bool stats = false;
+  sigs->add_flag("--stats", stats, "list: counts per area and role, and example origins");
   add_common(sigs);
 
   try {
@@ -555,7 +566,7 @@ int run(int argc, char** argv) {
   if (explain->parsed()) {
     return run_explain(common, query);
   }
-  return run_signatures(common, action, ids, format, area, role);
+  return run_signatures(common, action, ids, format, area, role, stats);
 }
 
 } // namespace

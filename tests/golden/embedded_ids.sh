@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The catalog embedded in the binary must be exactly the source tree's
+# signatures/ (a stale build, or a file the glob missed, would differ).
+set -euo pipefail
+bin=$1
+dir=$2
+diff -u <("$bin" --no-builtin --signatures "$dir" signatures export --format ids | sort) \
+        <("$bin" signatures export --format ids | sort)
