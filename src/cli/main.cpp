@@ -541,7 +541,7 @@ int run(int argc, char** argv) {
   std::string role;
   auto* sigs = app.add_subcommand("signatures", "List, show, test, lint or export the signature catalog");
   sigs->footer("Examples:\n  denpex signatures list --area nccl\n  denpex signatures test\n"
-               "  denpex --no-builtin --signatures ./signatures signatures test");
+               "  denpex signatures test --no-builtin --signatures ./signatures");
   sigs->add_option("action", action, "list, show, test, lint, export")->required()
       ->check(CLI::IsMember({"list", "show", "test", "lint", "export"}));
   sigs->add_option("ids", ids, "entry ids (show; test only these)");

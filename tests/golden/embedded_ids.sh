@@ -4,5 +4,5 @@
 set -euo pipefail
 bin=$1
 dir=$2
-diff -u <("$bin" --no-builtin --signatures "$dir" signatures export --format ids | sort) \
+diff -u <("$bin" signatures export --format ids --no-builtin --signatures "$dir" | sort) \
         <("$bin" signatures export --format ids | sort)
