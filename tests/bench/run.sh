@@ -11,8 +11,9 @@
 # Sections, all in one run, on a page-cached log (it is read twice first):
 #   throughput  denpex diagnose -j1, denpex diagnose (all cores), rg -c -f,
 #               grep -c -E -f; REPS runs each: wall time (median, min, max),
-#               GB/s (10^9 bytes / median wall), peak RSS (/usr/bin/time %M,
-#               the "Maximum resident set size" of time -v), ratios
+#               GB/s (10^9 bytes / median wall), user+sys CPU seconds, peak
+#               RSS (/usr/bin/time %M, the "Maximum resident set size" of
+#               time -v), ratios
 #   startup     denpex diagnose /dev/null, STARTUP_RUNS runs, median
 #   catalog     catalog-size curve: the first N files of signatures/ (sorted
 #               paths) with --no-builtin --signatures DIR; explains/refines/
@@ -98,6 +99,7 @@ echo "## Machine"
 echo
 echo "- CPU: $(lscpu | sed -n 's/^Model name: *//p' | head -1), nproc $NPROC"
 echo "- Memory: $(free -g | awk '/^Mem:/ {print $2 " GiB"}')"
+echo "- Load average at start: $(cut -d" " -f1-3 /proc/loadavg) (other jobs share the machine)"
 echo "- OS: $(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME"), kernel $(uname -r)"
 echo "- denpex: $DENPEX ($("$DENPEX" --version 2>&1 | head -1))"
 echo "- rg: $( ((HAVE_RG)) && rg --version | head -1 || echo missing); grep: $(grep --version | head -1)"
@@ -123,28 +125,28 @@ cat "$LOG" > /dev/null
 RESULTS="$W/results.tsv"
 : > "$RESULTS"
 
-# measure SECTION LABEL BYTES CMD... : REPS runs; stdout of the first kept in
-# $W/out.<LABEL>, one TSV row per run: section label bytes wall_s rss_kb rc
+# measure SECTION LABEL BYTES CMD... : REPS runs, one TSV row per run:
+# section label bytes wall_s rss_kb rc cpu_s. Output goes to a file, never to
+# /dev/null: GNU grep notices /dev/null and stops at the first match.
 measure() {
   local section=$1 label=$2 bytes=$3
   shift 3
-  local i t0 t1 rc rss out
+  local i t0 t1 rc rss cpu out="$W/out.$label"
   for ((i = 1; i <= REPS; i++)); do
-    out=/dev/null
-    [ "$i" = 1 ] && out="$W/out.$label"
     t0=$(date +%s%N)
     if ((HAVE_TIME)); then
-      /usr/bin/time -f '%M' -o "$W/rss" "$@" > "$out" 2> "$W/err.$label"
+      /usr/bin/time -f '%M %U %S' -o "$W/rss" "$@" > "$out" 2> "$W/err.$label"
       rc=$?
-      rss=$(tail -1 "$W/rss")
+      read -r rss cpu <<< "$(tail -1 "$W/rss" | awk '{print $1, $2 + $3}')"
     else
       "$@" > "$out" 2> "$W/err.$label"
       rc=$?
       rss=0
+      cpu=0
     fi
     t1=$(date +%s%N)
-    printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$section" "$label" "$bytes" \
-      "$(python3 -c "print(($t1-$t0)/1e9)")" "$rss" "$rc" >> "$RESULTS"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$section" "$label" "$bytes" \
+      "$(python3 -c "print(($t1-$t0)/1e9)")" "$rss" "$rc" "$cpu" >> "$RESULTS"
     if [ "$rc" -ge 2 ]; then
       fail "$label exited $rc: $(head -c 300 "$W/err.$label")"
     fi
@@ -158,28 +160,29 @@ path, section, title = sys.argv[1:4]
 rows = {}
 order = []
 for line in open(path):
-    s, label, nbytes, wall, rss, rc = line.rstrip("\n").split("\t")
+    s, label, nbytes, wall, rss, rc, cpu = line.rstrip("\n").split("\t")
     if s != section:
         continue
     if label not in rows:
         order.append(label)
-        rows[label] = {"bytes": int(nbytes), "wall": [], "rss": [], "rc": set()}
+        rows[label] = {"bytes": int(nbytes), "wall": [], "rss": [], "rc": set(), "cpu": []}
     rows[label]["wall"].append(float(wall))
     rows[label]["rss"].append(int(rss))
+    rows[label]["cpu"].append(float(cpu))
     rows[label]["rc"].add(rc)
 print()
 print("## " + title)
 print()
-print("| command | runs | median s | min s | max s | GB/s | peak RSS MiB | exit |")
-print("|---|---:|---:|---:|---:|---:|---:|---|")
+print("| command | runs | median s | min s | max s | GB/s | CPU s (median) | peak RSS MiB | exit |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
 med = {}
 for label in order:
     r = rows[label]
     m = statistics.median(r["wall"])
     med[label] = m
     gbs = r["bytes"] / 1e9 / m if m > 0 and r["bytes"] > 0 else float("nan")
-    print("| `%s` | %d | %.3f | %.3f | %.3f | %.2f | %.1f | %s |" % (
-        label, len(r["wall"]), m, min(r["wall"]), max(r["wall"]), gbs, max(r["rss"]) / 1024,
+    print("| `%s` | %d | %.3f | %.3f | %.3f | %.2f | %.2f | %.1f | %s |" % (
+        label, len(r["wall"]), m, min(r["wall"]), max(r["wall"]), gbs, statistics.median(r["cpu"]), max(r["rss"]) / 1024,
         ",".join(sorted(r["rc"]))))
 open(path + "." + section + ".medians", "w").write("".join("%s\t%f\n" % kv for kv in med.items()))
 PY
@@ -219,7 +222,7 @@ if want throughput; then
     REPS=$saved
     rm -f "$W/slice.log"
   fi
-  summarize throughput "Throughput ($REPS runs each, page-cached, output to /dev/null)"
+  summarize throughput "Throughput ($REPS runs each, page-cached, output to a file)"
   echo
   ratio_line throughput "denpex diagnose -j1" "rg -c -f patterns.rg"
   ratio_line throughput "denpex diagnose -j1" "grep -c -E -f patterns.ere"
