@@ -169,7 +169,13 @@ void print_github(std::ostream& out, const correlate::Diagnosis& d, const catalo
     out << "::notice title=" << github_escape_property("denpex: no concrete cause in these logs")
         << "::" << github_escape_data(util::escape_for_terminal(d.inference->summary)) << "\n";
   }
-  if (d.incidents.empty() && d.unexplained.empty() && !d.inference) {
+  for (const auto& sp : d.starting_points) {
+    annotation(out, "notice", d, sp.first, "denpex: starting point (no signature matched)",
+               fmt::format("{} error-looking line{}{}\nlog: {}", sp.count, sp.count == 1 ? "" : "s",
+                           sp.ranks.empty() ? std::string() : ", ranks " + format_ranks(sp.ranks),
+                           util::escape_for_terminal(util::clip(util::trim(sp.first.text), 500))));
+  }
+  if (d.incidents.empty() && d.unexplained.empty() && !d.inference && d.starting_points.empty()) {
     out << "::notice title=denpex::"
         << github_escape_data(fmt::format("no known failure signature found ({} source{}, {} lines, catalog {} signatures)",
                                           run.sources, run.sources == 1 ? "" : "s", run.lines, cat.size()))

@@ -3,7 +3,8 @@
 // Every line is a complete object that names its own source file and host,
 // so the outputs of per-node runs can be concatenated (`cat node-*.jsonl`)
 // and read back line by line. Record order: incidents (initiating first),
-// unexplained groups, inference, diagnostics, then one summary. The "where"
+// unexplained groups, inference, starting points, diagnostics, then one
+// summary. The "where"
 // objects are those of `--format json` plus time_us/mono_us, the normalised
 // clock values a later merge needs.
 #include <denpex/report/formats.hpp>
@@ -167,6 +168,14 @@ void print_jsonl(std::ostream& out, const correlate::Diagnosis& d, const catalog
     }
     j["mismatches"] = mm;
     j["next_steps"] = inf.next_steps;
+    emit(out, j);
+  }
+  for (const auto& sp : d.starting_points) {
+    auto j = header("starting_point", d, &sp.first);
+    j["template"] = safe(sp.template_text);
+    j["count"] = sp.count;
+    j["ranks"] = std::vector<int>(sp.ranks.begin(), sp.ranks.end());
+    j["where"] = where_json(d, sp.first);
     emit(out, j);
   }
   for (const auto& dg : run.diagnostics) {

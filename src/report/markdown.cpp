@@ -84,6 +84,16 @@ std::string md_text(std::string_view s, bool in_table = false) {
       i = close + n;
       continue;
     }
+    auto alnum = [](char x) {
+      return (x >= 'a' && x <= 'z') || (x >= 'A' && x <= 'Z') || (x >= '0' && x <= '9');
+    };
+    // An intraword `_` never emphasises (GFM), so NCCL_NVLS_ENABLE stays as
+    // written; a `#` only matters at the start of a line.
+    if ((c == '_' && i > 0 && i + 1 < s.size() && alnum(s[i - 1]) && alnum(s[i + 1])) || (c == '#' && i > 0)) {
+      out += c;
+      ++i;
+      continue;
+    }
     switch (c) {
     case '\\':
     case '*':
@@ -381,7 +391,16 @@ void print_markdown(std::ostream& out, const correlate::Diagnosis& d, const cata
                    : "### Unexplained reports\n\n");
     group_table(out, d, cat, d.unexplained);
   }
-  if (n == 0 && !d.inference && d.unexplained.empty()) {
+  if (!d.starting_points.empty()) {
+    out << "### Starting points\n\nThe earliest error-looking lines; no signature matched them.\n\n";
+    out << "| First seen | Count | Ranks | Line |\n|---|--:|---|---|\n";
+    for (const auto& sp : d.starting_points) {
+      out << "| " << md_log(where_text(d, sp.first), true) << " | " << sp.count << " | " << format_ranks(sp.ranks)
+          << " | " << md_log(util::clip(util::trim(sp.first.text), 300), true) << " |\n";
+    }
+    out << "\n";
+  }
+  if (n == 0 && !d.inference && d.unexplained.empty() && d.starting_points.empty()) {
     out << "Nothing in these logs matched the catalog (" << cat.size() << " signatures).\n\n";
   }
   if (!run.diagnostics.empty()) {

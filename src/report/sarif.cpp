@@ -324,6 +324,19 @@ void print_sarif(std::ostream& out, const correlate::Diagnosis& d, const catalog
                               {"next_steps", inf.next_steps}};
   }
 
+  // Starting points have no rule, so they are not results (GitHub requires a
+  // ruleId); they go into the run's property bag.
+  ordered_json starts = ordered_json::array();
+  for (const auto& sp : d.starting_points) {
+    ordered_json loc;
+    loc["physicalLocation"] = physical_location(d, sp.first, true);
+    starts.push_back({{"template", safe(sp.template_text)},
+                      {"count", sp.count},
+                      {"ranks", std::vector<int>(sp.ranks.begin(), sp.ranks.end())},
+                      {"location", loc}});
+  }
+  run_props["starting_points"] = starts;
+
   ordered_json the_run;
   the_run["tool"] = {{"driver", driver}};
   the_run["invocations"] = ordered_json::array({invocation});
