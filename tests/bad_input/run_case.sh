@@ -1,0 +1,252 @@
+#!/usr/bin/env bash
+# Runs one bad-input case (issue 9; docs/reliability.md) against the real
+# binary, in the corpus directory made by make_corpus.sh, and checks:
+#   - the exit status (diagnose: 0 nothing found, 1 diagnosed, 2 input error;
+#     an error wins) against expected/<case>.rc
+#   - stderr, byte for byte, against expected/<case>.stderr (one line per
+#     problem, naming the path; empty when there is none)
+#   - case-specific checks on stdout (the good file alongside is diagnosed,
+#     no raw ESC byte, valid JSON, peak RSS)
+# Every run is wrapped in `timeout`, so a hang fails.
+#
+# usage: run_case.sh CASE DENPEX CORPUS_DIR EXPECTED_DIR [TIMEOUT_S]
+# Exit: 0 pass, 1 fail, 125 skipped.
+set -u
+case_name=$1
+bin=$2
+corpus=$3
+expected=$4
+limit=${5:-60}
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+cd "$corpus" || exit 1
+
+fail=0
+failed() {
+  echo "FAIL [$case_name]: $*" >&2
+  fail=1
+}
+
+# run ARGS...: denpex ARGS with stdout/stderr/rc captured (and peak RSS in KiB
+# when GNU time is installed).
+rss=""
+run() {
+  rss=""
+  if [ -x /usr/bin/time ]; then
+    NO_COLOR=1 COLUMNS=100 timeout "$limit" /usr/bin/time -f %M -o "$out/rss" "$bin" "$@" \
+      > "$out/stdout" 2> "$out/stderr" < /dev/null
+    rc=$?
+    rss=$(tail -n 1 "$out/rss" 2> /dev/null)
+  else
+    NO_COLOR=1 COLUMNS=100 timeout "$limit" "$bin" "$@" > "$out/stdout" 2> "$out/stderr" < /dev/null
+    rc=$?
+  fi
+  if [ "$rc" = 124 ]; then
+    failed "timed out after ${limit}s: denpex $*"
+  fi
+}
+
+check_expected() { # compares rc and stderr with expected/<case>.{rc,stderr}
+  local want_rc
+  want_rc=$(cat "$expected/$case_name.rc")
+  [ "$rc" = "$want_rc" ] || failed "exit status $rc, expected $want_rc"
+  if ! diff -u "$expected/$case_name.stderr" "$out/stderr"; then
+    failed "stderr differs from expected/$case_name.stderr"
+  fi
+}
+
+stdout_has() { grep -qF -- "$1" "$out/stdout" || failed "stdout lacks: $1"; }
+# The good file alongside is still diagnosed: its initiating failure, rank 3.
+good_diagnosed() {
+  stdout_has "INITIATING FAILURE  [critical] nccl.nvls.cuda-700"
+}
+no_raw_esc() {
+  if LC_ALL=C grep -q $'\x1b' "$out/stdout"; then
+    failed "raw ESC byte in stdout"
+  fi
+}
+valid_json() { # FILE
+  if command -v jq > /dev/null; then
+    jq -e . "$1" > /dev/null || failed "invalid JSON"
+  elif command -v python3 > /dev/null; then
+    python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$1" || failed "invalid JSON"
+  else
+    echo "note: neither jq nor python3; JSON validity not checked"
+  fi
+}
+json_field() { # NAME: the first "NAME": value in stdout
+  grep -m1 -oE "\"$1\": [^,]+" "$out/stdout" | sed 's/.*: //'
+}
+rss_below_mib() { # MIB
+  if [ -z "$rss" ]; then
+    echo "note: /usr/bin/time not installed; peak RSS not checked"
+    return
+  fi
+  echo "peak RSS: $((rss / 1024)) MiB"
+  [ "$rss" -lt $(($1 * 1024)) ] || failed "peak RSS ${rss} KiB >= $1 MiB"
+}
+
+case $case_name in
+  empty)
+    run diagnose empty.log good.log
+    check_expected
+    good_diagnosed
+    stdout_has "(2 sources,"
+    ;;
+  empty_alone)
+    run diagnose empty.log
+    check_expected
+    stdout_has "no known failure signature found (1 source, 0 lines, 0 matched)"
+    ;;
+  nuls)
+    # 1 MiB of NUL bytes: each becomes a line end (style.md: convert, never
+    # quit), so it is 1048576 empty lines, and no "long line" was cut.
+    run diagnose --format json nuls.log
+    check_expected
+    [ "$(json_field lines)" = 1048576 ] || failed "lines = $(json_field lines), expected 1048576"
+    [ "$(json_field long_lines_cut)" = 0 ] || failed "long_lines_cut = $(json_field long_lines_cut), expected 0"
+    run diagnose nuls.log good.log
+    [ "$rc" = 1 ] || failed "with good.log: exit status $rc, expected 1"
+    good_diagnosed
+    ;;
+  random_binary)
+    run diagnose random.bin good.log
+    check_expected
+    good_diagnosed
+    no_raw_esc
+    ;;
+  invalid_utf8)
+    run diagnose invalid_utf8.log
+    check_expected
+    stdout_has 'NCCL WARN Cuda failure 700'
+    stdout_has '\xff\xfe \xc0\xaf \xed\xa0\x80 \xf4\x90\x80\x80'
+    run diagnose --format json invalid_utf8.log
+    valid_json "$out/stdout"
+    run grep --json invalid_utf8.log
+    while IFS= read -r line; do
+      printf '%s' "$line" > "$out/line.json"
+      valid_json "$out/line.json"
+    done < "$out/stdout"
+    ;;
+  escapes)
+    run diagnose escapes.log
+    check_expected
+    no_raw_esc
+    stdout_has 'enqueue.cc:1556 \e]0;title\x07\e[2JNCCL WARN Cuda failure 700'
+    run grep escapes.log
+    no_raw_esc
+    run diagnose --format json escapes.log
+    valid_json "$out/stdout"
+    ;;
+  long_line)
+    # 200 MB with no newline, alongside the good file: memory stays bounded
+    # by the reader's buffer (1 MiB), not by the line.
+    run diagnose long_line.log good.log
+    check_expected
+    good_diagnosed
+    rss_below_mib 64
+    ;;
+  crlf | cr_only)
+    # The failure line crosses the 64 KiB mark; it must be found whole, on
+    # rank 3, without its line end.
+    file=$case_name.log
+    [ "$case_name" = crlf ] && file=crlf.log
+    # (the path comes first: see the ignore_then_path case)
+    run grep "$file" --signature nccl.nvls.cuda-700
+    check_expected
+    stdout_has "$file:656: nccl.nvls.cuda-700 rank=3 time=2024-11-29 17:59:58.000: $(cat fail_line.txt)"
+    if LC_ALL=C grep -q $'\r' "$out/stdout"; then
+      failed "a CR byte reached stdout"
+    fi
+    run diagnose --format json "$file"
+    [ "$(json_field lines)" = 676 ] || failed "lines = $(json_field lines), expected 676"
+    [ "$(json_field long_lines_cut)" = 0 ] || failed "long_lines_cut = $(json_field long_lines_cut), expected 0"
+    ;;
+  truncated_line)
+    run diagnose truncated_line.log
+    check_expected
+    stdout_has "where    truncated_line.log:41  rank 3"
+    ;;
+  truncated_gzip)
+    # The readable part is diagnosed AND the damage is reported, naming the
+    # file; an error wins, so the exit status is 2.
+    run diagnose truncated.log.gz good.log
+    check_expected
+    stdout_has "where    truncated.log.gz:41  rank 3"
+    ;;
+  nul_prefix_gzip)
+    run diagnose nul_prefix.log.gz
+    check_expected
+    good_diagnosed
+    ;;
+  zip_bomb)
+    # 2 GB of zeros in ~2 MB of gzip: read as 2^31 empty lines in bounded
+    # memory, alongside the good file.
+    run diagnose --format json bomb.gz good.log
+    check_expected
+    rss_below_mib 64
+    [ "$(json_field sources)" = 2 ] || failed "sources = $(json_field sources), expected 2 (bomb.gz read as a log)"
+    [ "$(json_field failures)" = 1 ] || failed "failures = $(json_field failures), expected 1"
+    ;;
+  zip_bomb_text)
+    # The same zeros behind a gzip member holding the failure line.
+    run diagnose bomb_text.gz
+    check_expected
+    rss_below_mib 64
+    good_diagnosed
+    ;;
+  fifo)
+    rm -f "$out/pipe"
+    mkfifo "$out/pipe"
+    cat good.log > "$out/pipe" &
+    writer=$!
+    ln -sfn "$out/pipe" fifo.log
+    run diagnose fifo.log
+    kill "$writer" 2> /dev/null
+    wait "$writer" 2> /dev/null
+    rm -f fifo.log
+    check_expected
+    good_diagnosed
+    ;;
+  dir_loop)
+    # loopdir/sub/loop -> .. and a FIFO with no writer: the walk neither loops
+    # nor blocks, and finds the one log once.
+    run diagnose loopdir
+    check_expected
+    good_diagnosed
+    stdout_has "(1 source,"
+    ;;
+  unreadable)
+    if [ "$(id -u)" = 0 ]; then
+      echo "skipped: running as root, chmod 000 does not stop reading"
+      exit 125
+    fi
+    run diagnose unreadable.log good.log
+    check_expected
+    good_diagnosed
+    ;;
+  dangling_symlink)
+    run diagnose dangling.log good.log
+    check_expected
+    good_diagnosed
+    ;;
+  ignore_then_path)
+    # A repeatable option followed by a path: the path must stay a path (not
+    # be taken as a second --ignore value, leaving stdin to be read).
+    run diagnose --ignore nccl.comm-init good.log
+    check_expected
+    good_diagnosed
+    stdout_has "(1 source, 95 lines,"
+    ;;
+  missing)
+    run diagnose does-not-exist.log good.log
+    check_expected
+    good_diagnosed
+    ;;
+  *)
+    echo "unknown case $case_name" >&2
+    exit 1
+    ;;
+esac
+[ "$fail" = 0 ] && echo "ok [$case_name]"
+exit $fail

@@ -1,0 +1,46 @@
+// libFuzzer target: one signature file through the catalog loader (issue 9).
+//
+// parse_signature must report every problem to Diagnostics and never throw or
+// crash. When the entry is accepted, it is added to a catalog, finalized,
+// compiled into a Matcher and its own examples are run through it, as
+// `denpex signatures test` does.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include <denpex/catalog/catalog.hpp>
+#include <denpex/matcher/matcher.hpp>
+#include <denpex/util/diagnostics.hpp>
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace denpex;
+  catalog::CatalogFile file{"signatures/fuzz/fuzz.json", std::string(reinterpret_cast<const char*>(data), size), false};
+  Diagnostics diags;
+  auto sig = catalog::parse_signature(file, diags);
+  for (const auto& d : diags.items()) {
+    (void)format_diagnostic(d);
+  }
+  if (!sig) {
+    return 0;
+  }
+  catalog::Catalog cat;
+  if (!cat.add(std::move(*sig), diags)) {
+    return 0;
+  }
+  cat.finalize(diags);
+  if (cat.size() == 0) {
+    return 0;
+  }
+  auto m = matcher::Matcher::compile(cat);
+  if (!m) {
+    return 0;
+  }
+  const auto& entry = cat.at(0);
+  for (const auto& ex : entry.match_examples) {
+    m->match_entry_line(0, ex.line, [](std::uint32_t, const std::vector<matcher::Capture>&) {});
+  }
+  for (const auto& line : entry.no_match_examples) {
+    m->match_entry_line(0, line, [](std::uint32_t, const std::vector<matcher::Capture>&) {});
+  }
+  return 0;
+}

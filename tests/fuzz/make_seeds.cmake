@@ -1,0 +1,26 @@
+# Builds the seed corpora for the fuzz targets (cmake -P; OUT, SRC set).
+#   fuzz_diagnose: every testdata log (whole files)
+#   fuzz_context:  their lines, one seed per distinct line (context parses a line)
+#   fuzz_catalog:  every signature file
+file(REMOVE_RECURSE "${OUT}")
+file(MAKE_DIRECTORY "${OUT}/fuzz_diagnose" "${OUT}/fuzz_context" "${OUT}/fuzz_catalog")
+
+file(GLOB_RECURSE logs "${SRC}/testdata/cases/*/input/*" "${SRC}/testdata/sample/*")
+set(n 0)
+foreach(f IN LISTS logs)
+  math(EXPR n "${n} + 1")
+  get_filename_component(name "${f}" NAME)
+  file(COPY_FILE "${f}" "${OUT}/fuzz_diagnose/${n}_${name}")
+  file(STRINGS "${f}" lines LIMIT_COUNT 400)
+  foreach(line IN LISTS lines)
+    string(SHA1 h "${line}")
+    file(WRITE "${OUT}/fuzz_context/${h}" "${line}")
+  endforeach()
+endforeach()
+
+file(GLOB_RECURSE sigs "${SRC}/signatures/*.json")
+foreach(f IN LISTS sigs)
+  get_filename_component(name "${f}" NAME)
+  file(COPY_FILE "${f}" "${OUT}/fuzz_catalog/${name}")
+endforeach()
+file(WRITE "${OUT}/stamp" "")
