@@ -9,7 +9,7 @@ endfunction()
 
 denpex_module(util SOURCES src/util/diagnostics.cpp src/util/strings.cpp PUBLIC tl::expected)
 denpex_module(source SOURCES src/source/byte_stream.cpp src/source/line_reader.cpp src/source/input.cpp
-              PUBLIC denpex_util PRIVATE PkgConfig::LIBARCHIVE)
+              PUBLIC denpex_util PRIVATE PkgConfig::LIBARCHIVE PkgConfig::ZLIB)
 denpex_module(catalog SOURCES src/catalog/loader.cpp PUBLIC denpex_util
               PRIVATE nlohmann_json::nlohmann_json PkgConfig::RE2)
 denpex_module(matcher SOURCES src/matcher/matcher.cpp PUBLIC denpex_catalog denpex_source PRIVATE PkgConfig::RE2)

@@ -379,6 +379,23 @@ Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const
   auto same_gpu = [](const Work& a, const Work& b) {
     return a.inc.pci.empty() || b.inc.pci.empty() || a.inc.pci == b.inc.pci;
   };
+  // A GPU or driver fault explains what happens on its own node only; a
+  // network fault (a link down) also explains what its peers report.
+  auto same_node = [&](const Work& a, const Work& b) {
+    const auto& area = cat.at(a.inc.signature).area;
+    if (area != "hardware" && area != "driver") {
+      return true;
+    }
+    if (a.inc.hosts.empty() || b.inc.hosts.empty()) {
+      return true;
+    }
+    for (const auto& h : b.inc.hosts) {
+      if (a.inc.hosts.count(h) != 0) {
+        return true;
+      }
+    }
+    return false;
+  };
   // One failure reported by two layers (NCCL's WARN and PyTorch's exception
   // for the same CUDA error): same ranks, within the skew window, and `a` is
   // the more specific entry.
@@ -424,7 +441,8 @@ Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const
       if (&a == &b || a.absorbed) {
         continue;
       }
-      const bool explained = cat.explains(a.inc.signature, b.inc.signature) && time_ok(a, b) && same_gpu(a, b);
+      const bool explained =
+          cat.explains(a.inc.signature, b.inc.signature) && time_ok(a, b) && same_gpu(a, b) && same_node(a, b);
       if (explained || same_event(a, b)) {
         Group g;
         g.signature = b.inc.signature;

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include <archive.h>
+#include <zlib.h>
 #include <archive_entry.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -101,6 +102,60 @@ bool skip_by_name(const fs::path& p) {
   return name == "core" || name.rfind("core.", 0) == 0;
 }
 
+// Remembers what it read (up to a limit) so an archive open that failed can
+// be retried from the start with a simpler reader.
+class ReplayStream final : public ByteStream {
+public:
+  explicit ReplayStream(ByteStream& inner, std::size_t limit) : m_inner(inner), m_limit(limit) {}
+
+  Expected<std::size_t> read(char* buf, std::size_t n) override {
+    if (m_pos < m_log.size()) {
+      const auto take = std::min(n, m_log.size() - m_pos);
+      std::memcpy(buf, m_log.data() + m_pos, take);
+      m_pos += take;
+      return take;
+    }
+    auto got = m_inner.read(buf, n);
+    if (got && m_recording) {
+      if (m_log.size() + *got > m_limit) {
+        m_recording = false;
+        m_log.clear();
+        m_log.shrink_to_fit();
+        m_pos = 0;
+      } else {
+        m_log.append(buf, *got);
+        m_pos = m_log.size();
+      }
+    }
+    return got;
+  }
+
+  // Starts again from the first byte; false if too much was read to replay.
+  bool rewind() {
+    if (!m_recording) {
+      return false;
+    }
+    m_pos = 0;
+    return true;
+  }
+
+  void stop_recording() {
+    if (m_pos >= m_log.size()) {
+      m_recording = false;
+      m_log.clear();
+      m_log.shrink_to_fit();
+      m_pos = 0;
+    }
+  }
+
+private:
+  ByteStream& m_inner;
+  std::size_t m_limit;
+  std::string m_log;
+  std::size_t m_pos = 0;
+  bool m_recording = true;
+};
+
 struct ArchiveContext {
   ByteStream* stream;
   std::vector<char> buf = std::vector<char>(1u << 16);
@@ -163,21 +218,54 @@ public:
   }
 
 private:
-  bool visit_archive(ByteStream& stream, const SourceInfo& outer, int depth, const SourceVisitor& visit) {
+  // Opens `stream` as an archive (every format) or, with raw_only, as one
+  // compressed stream. Returns the archive and its first header result.
+  static struct archive* open_archive(ArchiveContext& ctx, bool raw_only, struct archive_entry** entry, int* first) {
     struct archive* a = archive_read_new();
     archive_read_support_filter_all(a);
-    archive_read_support_format_all(a);
+    if (!raw_only) {
+      archive_read_support_format_all(a);
+    }
     archive_read_support_format_raw(a);
-    ArchiveContext ctx{&stream};
-    bool keep_going = true;
     if (archive_read_open(a, &ctx, nullptr, archive_read_cb, nullptr) != ARCHIVE_OK) {
+      *first = ARCHIVE_FATAL;
+      return a;
+    }
+    *first = archive_read_next_header(a, entry);
+    return a;
+  }
+
+  bool visit_archive(ByteStream& raw_stream, const SourceInfo& outer, int depth, const SourceVisitor& visit) {
+    // A crash-truncated .gz can fail while libarchive probes formats (it
+    // reads ahead); retry it as a single compressed stream so that what is
+    // readable is still read.
+    ReplayStream stream(raw_stream, 4u << 20);
+    ArchiveContext ctx{&stream};
+    struct archive_entry* entry = nullptr;
+    int r = ARCHIVE_OK;
+    struct archive* a = open_archive(ctx, false, &entry, &r);
+    if (r < ARCHIVE_WARN && stream.rewind()) {
+      archive_read_free(a);
+      ctx.error.clear();
+      a = open_archive(ctx, true, &entry, &r);
+    }
+    if (r < ARCHIVE_WARN && r != ARCHIVE_EOF && is_gzip(stream) && stream.rewind()) {
+      // libarchive fails to open a gzip whose damage lies inside its first
+      // 64 KiB output block; zlib can still return the bytes before it.
+      archive_read_free(a);
+      return visit_truncated_gzip(stream, outer, visit);
+    }
+    stream.stop_recording();
+    if (r < ARCHIVE_WARN && r != ARCHIVE_EOF) {
       m_diags.error(Error{ErrorKind::format, outer.name, std::string("cannot open archive: ") + error_of(a, ctx)});
       archive_read_free(a);
       return true;
     }
-    struct archive_entry* entry = nullptr;
-    for (;;) {
-      const int r = archive_read_next_header(a, &entry);
+    bool keep_going = true;
+    for (bool first_entry = true;; first_entry = false) {
+      if (!first_entry) {
+        r = archive_read_next_header(a, &entry);
+      }
       if (r == ARCHIVE_EOF) {
         break;
       }
@@ -207,6 +295,55 @@ private:
       }
     }
     archive_read_free(a);
+    return keep_going;
+  }
+
+  static bool is_gzip(ReplayStream& stream) {
+    if (!stream.rewind()) {
+      return false;
+    }
+    char magic[2] = {0, 0};
+    auto got = stream.read(magic, 2);
+    return got && *got == 2 && magic[0] == '\x1f' && magic[1] == '\x8b';
+  }
+
+  bool visit_truncated_gzip(ReplayStream& stream, const SourceInfo& info, const SourceVisitor& visit) {
+    std::string in;
+    std::vector<char> buf(1u << 16);
+    for (;;) {
+      auto got = stream.read(buf.data(), buf.size());
+      if (!got || *got == 0) {
+        break;
+      }
+      in.append(buf.data(), *got);
+    }
+    z_stream z{};
+    if (inflateInit2(&z, 15 + 16) != Z_OK) {
+      m_diags.error(Error{ErrorKind::format, info.name, "damaged compressed data: cannot initialise zlib"});
+      return true;
+    }
+    std::string out;
+    z.next_in = reinterpret_cast<Bytef*>(in.data());
+    z.avail_in = static_cast<uInt>(in.size());
+    int rc = Z_OK;
+    while (rc == Z_OK) {
+      z.next_out = reinterpret_cast<Bytef*>(buf.data());
+      z.avail_out = static_cast<uInt>(buf.size());
+      rc = inflate(&z, Z_SYNC_FLUSH);
+      out.append(buf.data(), buf.size() - z.avail_out);
+      if (rc == Z_OK && z.avail_in == 0 && z.avail_out != 0) {
+        rc = Z_BUF_ERROR; // input ended before the stream did
+      }
+    }
+    inflateEnd(&z);
+    MemoryStream partial(out);
+    SourceInfo si = info;
+    const bool keep_going = visit(si, partial);
+    if (rc != Z_STREAM_END) {
+      m_diags.error(Error{ErrorKind::format, info.name,
+                          "damaged compressed data: truncated gzip input (the " + std::to_string(out.size()) +
+                              " bytes before the damage were read)"});
+    }
     return keep_going;
   }
 

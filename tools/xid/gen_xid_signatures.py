@@ -134,6 +134,14 @@ LOCAL_CODES = {54, 78, 151, 152, 153, 166, 168, 170}
 HANG_SYMPTOMS = ["pytorch.nccl.watchdog-timeout", "nccl.remote-peer-exited",
                  "pytorch.nccl.communicator-aborted"]
 
+# What the process on the faulting GPU itself reports after a fatal Xid: the
+# CUDA error its next API call returns. These are causes in their own right
+# (a kernel bug also produces them), so the correlator folds them into the Xid
+# only when they come after it on the same node.
+APP_CUDA_ERRORS = ["cuda.unspecified-launch-failure", "cuda.illegal-memory-access", "cuda.unknown-error",
+                   "cuda.ecc-uncorrectable", "cuda.illegal-instruction", "cuda.misaligned-address",
+                   "nccl.unhandled-cuda-error"]
+
 # ---------------------------------------------------------------------------
 # Resolution buckets, explained in our own words.
 # immediate bucket -> fix; investigatory bucket -> verify
@@ -431,7 +439,7 @@ def build(row, text, real, decode, all_codes, linked):
         # leave the other ranks hanging in their collectives
         entry["explains"] = ["xid.45"]
         if t.get("family") not in LOCAL_FAMILIES and code not in LOCAL_CODES:
-            entry["explains"] += HANG_SYMPTOMS
+            entry["explains"] += HANG_SYMPTOMS + APP_CUDA_ERRORS
     if role == "context":
         if code == 154:
             entry["refines"] = ["xid.%d" % c for c in sorted(linked) if c in all_codes]

@@ -1,0 +1,60 @@
+# Schema tests (label `schema`): `denpex diagnose --format json` must match
+# schemas/denpex-diagnosis.schema.json and `--format sarif` the official
+# SARIF 2.1.0 schema (tests/schemas/sarif-2.1.0.json, OASIS errata01), on the
+# sample and on every testdata/cases/*/input. Included from tests/CMakeLists.txt.
+#
+# The validator is tests/schema/validate.py (Debian's python3-jsonschema).
+# Tests are skipped (exit 125) when python3 or python3-jsonschema is missing,
+# or while the CLI does not offer the format yet.
+
+find_program(DENPEX_PYTHON3 NAMES python3)
+
+file(GLOB DENPEX_SCHEMA_CASES LIST_DIRECTORIES true CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/testdata/cases/*/input")
+list(LENGTH DENPEX_SCHEMA_CASES denpex_schema_case_count)
+if(denpex_schema_case_count EQUAL 0)
+  message(FATAL_ERROR "SchemaTests: no testdata/cases/*/input found")
+endif()
+list(PREPEND DENPEX_SCHEMA_CASES "${PROJECT_SOURCE_DIR}/testdata/sample")
+
+# $0 = denpex, $1 = format, $2 = input, $3 = validator, $4 = schema.
+# Output goes through a file so that a crash of denpex (exit > 1) is not hidden by the pipe.
+set(DENPEX_SCHEMA_SCRIPT [=[
+[ -n "$PY" ] || { echo "python3 not found"; exit 125; }
+"$0" diagnose --help | grep -q -- "$1" || { echo "denpex diagnose has no --format $1 yet"; exit 125; }
+out=$(mktemp) || exit 2
+"$0" diagnose --year 2024 --format "$1" "$2" > "$out"
+rc=$?
+if [ "$rc" -gt 1 ]; then echo "denpex exited $rc"; rm -f "$out"; exit 1; fi
+"$PY" "$3" "$4" "$out"
+r=$?
+rm -f "$out"
+exit $r
+]=])
+
+foreach(input IN LISTS DENPEX_SCHEMA_CASES)
+  get_filename_component(case_dir "${input}" DIRECTORY)
+  get_filename_component(case_name "${case_dir}" NAME)
+  if(input STREQUAL "${PROJECT_SOURCE_DIR}/testdata/sample")
+    set(case_name sample)
+  endif()
+  foreach(fmt IN ITEMS json sarif)
+    if(fmt STREQUAL "json")
+      set(schema "${PROJECT_SOURCE_DIR}/schemas/denpex-diagnosis.schema.json")
+    else()
+      set(schema "${PROJECT_SOURCE_DIR}/tests/schemas/sarif-2.1.0.json")
+    endif()
+    add_test(NAME schema.${fmt}.${case_name}
+             COMMAND sh -c "${DENPEX_SCHEMA_SCRIPT}" $<TARGET_FILE:denpex_cli> ${fmt} "${input}"
+                     "${PROJECT_SOURCE_DIR}/tests/schema/validate.py" "${schema}")
+    set_tests_properties(schema.${fmt}.${case_name} PROPERTIES LABELS schema SKIP_RETURN_CODE 125
+                         ENVIRONMENT "PY=${DENPEX_PYTHON3}")
+  endforeach()
+endforeach()
+
+# The validator itself must reject a broken document (a validator that
+# accepts everything would make the tests above meaningless).
+add_test(NAME schema.validator-rejects
+         COMMAND sh -c "[ -n \"$PY\" ] || exit 125; printf '{\"version\":\"2.0\",\"runs\":[]}' | \"$PY\" \"$0\" \"$1\" -; r=$?; [ $r -eq 125 ] && exit 125; [ $r -eq 1 ]"
+                 "${PROJECT_SOURCE_DIR}/tests/schema/validate.py" "${PROJECT_SOURCE_DIR}/tests/schemas/sarif-2.1.0.json")
+set_tests_properties(schema.validator-rejects PROPERTIES LABELS schema SKIP_RETURN_CODE 125
+                     ENVIRONMENT "PY=${DENPEX_PYTHON3}")
