@@ -55,7 +55,7 @@ for t in "${targets[@]}"; do
     "${par[@]}" "${dict[@]}" "${max_len[@]}" ${FUZZ_ARGS:-} > "$build/$t.log" 2>&1
   rc=$?
   set -e
-  grep -E '^(#[0-9]+ +(INITED|DONE)|stat::number_of_executed_units|stat::average_exec_per_sec|==[0-9]+==ERROR|SUMMARY)|runtime error' \
+  grep -E '^(#[0-9]+[[:space:]]+(INITED|DONE)|stat::number_of_executed_units|stat::average_exec_per_sec|==[0-9]+==ERROR|SUMMARY)|runtime error' \
     "$build/$t.log" | head -20 || true
   if [ "$rc" != 0 ] || ls "$artifacts" | grep -q .; then
     echo "fuzz: $t found a problem (exit $rc); see $build/$t.log and $artifacts/" >&2
