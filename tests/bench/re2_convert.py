@@ -13,7 +13,7 @@ Neither baseline takes that file as is:
   patterns after it. --to rust drops group names (`(?P<x>` -> `(?:`) and wraps
   each pattern in `(?-u:...)`: RE2's `\\b \\w \\d \\s` are ASCII, Rust's are
   Unicode unless `(?-u)`, and a Unicode `\\b` keeps ripgrep 13 off its DFA
-  (about 100x slower on these patterns; --unicode keeps that behaviour to
+  (about 90x slower on these patterns; --unicode keeps that behaviour to
   measure it). `\\"` (fine in RE2, an error in Rust) becomes `"`.
 * GNU grep -E (POSIX ERE + GNU extensions) has no `(?:`, `(?P<x>`, `(?i)`,
   lazy quantifiers or `\\d`, and a backslash inside a bracket is literal.

@@ -184,18 +184,23 @@ for label in order:
     print("| `%s` | %d | %.3f | %.3f | %.3f | %.2f | %.2f | %.1f | %s |" % (
         label, len(r["wall"]), m, min(r["wall"]), max(r["wall"]), gbs, statistics.median(r["cpu"]), max(r["rss"]) / 1024,
         ",".join(sorted(r["rc"]))))
-open(path + "." + section + ".medians", "w").write("".join("%s\t%f\n" % kv for kv in med.items()))
+open(path + "." + section + ".medians", "w").write(
+    "".join("%s\t%f\t%f\n" % (k, v, statistics.median(rows[k]["cpu"])) for k, v in med.items()))
 PY
 }
 
 ratio_line() { # SECTION A B
   python3 - "$RESULTS.$1.medians" "$2" "$3" <<'PY'
 import sys
-med = dict(l.rstrip("\n").split("\t") for l in open(sys.argv[1]))
+med = {}
+for l in open(sys.argv[1]):
+    k, wall, cpu = l.rstrip("\n").split("\t")
+    med[k] = (float(wall), float(cpu))
 a, b = sys.argv[2], sys.argv[3]
 if a in med and b in med:
-    x, y = float(med[a]), float(med[b])
-    print("- `%s` / `%s` = %.2fx the wall time" % (a, b, x / y))
+    (wa, ca), (wb, cb) = med[a], med[b]
+    cpu = " (CPU time: %.2fx)" % (ca / cb) if cb > 0 else ""
+    print("- `%s` / `%s` = %.2fx the wall time%s" % (a, b, wa / wb, cpu))
 PY
 }
 
