@@ -216,7 +216,7 @@ if want throughput; then
   fi
   measure throughput "grep -c -E -f patterns.ere" "$BYTES" env LC_ALL=C grep -c -E -f "$W/patterns.ere" "$LOG"
   if ((HAVE_RG)); then
-    # rg with Rust's default Unicode \b/\w/\d: ~100x slower, so one run on
+    # rg with Rust's default Unicode \b/\w/\d: ~90x slower, so one run on
     # the first SLICE bytes only (see re2_convert.py).
     SLICE=${SLICE:-8M}
     head -c "$SLICE" "$LOG" > "$W/slice.log"
