@@ -97,12 +97,12 @@ LINES=$(wc -l < "$LOG")
 echo
 echo "## Machine"
 echo
-echo "- CPU: $(lscpu | sed -n 's/^Model name: *//p' | head -1), nproc $NPROC"
+echo "- CPU: $(lscpu | sed -n "s/^Model name: *//p" | sed -n 1p), nproc $NPROC"
 echo "- Memory: $(free -g | awk '/^Mem:/ {print $2 " GiB"}')"
 echo "- Load average at start: $(cut -d" " -f1-3 /proc/loadavg) (other jobs share the machine)"
 echo "- OS: $(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME"), kernel $(uname -r)"
-echo "- denpex: $DENPEX ($("$DENPEX" --version 2>&1 | head -1))"
-echo "- rg: $( ((HAVE_RG)) && rg --version | head -1 || echo missing); grep: $(grep --version | head -1)"
+echo "- denpex: $DENPEX ($("$DENPEX" --version 2>&1 | sed -n 1p))"
+echo "- rg: $( ((HAVE_RG)) && rg --version 2>/dev/null | sed -n 1p || echo missing); grep: $(grep --version | sed -n 1p)"
 echo "- log: $LOG, $BYTES bytes, $LINES lines"
 
 # -- patterns for the baselines ----------------------------------------------
