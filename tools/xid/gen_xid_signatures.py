@@ -61,8 +61,12 @@ MEM_ERR_REF = {
 # doc example), "Xid (PCI:0000:01:00 GPU-I:05 GPU-CI:01): 94" (MIG
 # attribution). "\bXid" keeps NVSwitch "SXid (PCI:...)" lines out; the
 # trailing \b keeps code 79 from matching "790" and 11 from matching "119".
+# Users often redact the bus id before pasting ("Xid (PCI:...): 145, ..."):
+# any "(PCI:<anything>)" is accepted then, without a pci capture, so long as
+# the code after it is exact.
 PCI_RE = r"(?:[0-9A-Fa-f]{4}:)?[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-9A-Fa-f])?"
-PREFIX_RE = r"\bXid \((?:PCI:)?(?P<pci>" + PCI_RE + r")(?: GPU-I:\d+)?(?: GPU-CI:\d+)?\): "
+PREFIX_RE = (r"\bXid \((?:(?:PCI:)?(?P<pci>" + PCI_RE + r")(?: GPU-I:\d+)?(?: GPU-CI:\d+)?"
+             r"|PCI:[^)]*)\): ")
 
 
 def xid_pattern(code):
