@@ -397,6 +397,16 @@ std::optional<Signature> parse_signature(const CatalogFile& file, Diagnostics& d
   parse_signals(f, root, sig, file, diags, ok);
   sig.explains = f.strings("explains", false);
   sig.refines = f.strings("refines", false);
+  sig.requires_any = f.strings("requires", false);
+  for (std::size_t i = 0; i < sig.requires_any.size(); ++i) {
+    const auto& r = sig.requires_any[i];
+    const auto it = std::find_if(sig.signals.begin(), sig.signals.end(), [&](const Signal& s) { return s.id == r; });
+    if (it == sig.signals.end()) {
+      f.fail("/requires/" + std::to_string(i), "no signal named '" + r + "' in this entry");
+    } else if (it->anchor) {
+      f.fail("/requires/" + std::to_string(i), "'" + r + "' is an anchor; required evidence must be a supporting signal (anchor: false)");
+    }
+  }
   if (!sig.refines.empty() && sig.role != Role::context) {
     f.fail("/refines", "only context entries refine causes");
   }

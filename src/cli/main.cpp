@@ -21,6 +21,7 @@
 #include <denpex/catalog/catalog.hpp>
 #include <denpex/correlate/correlate.hpp>
 #include <denpex/matcher/matcher.hpp>
+#include <denpex/report/formats.hpp>
 #include <denpex/report/report.hpp>
 #include <denpex/scan/scan.hpp>
 #include <denpex/selftest/selftest.hpp>
@@ -245,6 +246,14 @@ int run_diagnose(const CommonArgs& common, const DiagnoseArgs& args) {
   if (!common.quiet) {
     if (args.format == "json") {
       report::print_json(std::cout, diagnosis, *cat, run);
+    } else if (args.format == "jsonl") {
+      report::print_jsonl(std::cout, diagnosis, *cat, run);
+    } else if (args.format == "sarif") {
+      report::print_sarif(std::cout, diagnosis, *cat, run);
+    } else if (args.format == "github") {
+      report::print_github(std::cout, diagnosis, *cat, run);
+    } else if (args.format == "markdown") {
+      report::print_markdown(std::cout, diagnosis, *cat, run);
     } else {
       report::TextOptions to;
       to.color = use_color(common.color, STDOUT_FILENO);
@@ -257,8 +266,15 @@ int run_diagnose(const CommonArgs& common, const DiagnoseArgs& args) {
     return k_exit_error;
   }
   if (fail_on) {
+    // A run with only downstream reports (timeouts on every rank, a SIGKILL)
+    // still failed: their severity counts too.
     for (const auto& inc : diagnosis.incidents) {
       if (cat->at(inc.signature).severity >= *fail_on) {
+        return k_exit_found;
+      }
+    }
+    for (const auto& g : diagnosis.unexplained) {
+      if (cat->at(g.signature).severity >= *fail_on) {
         return k_exit_found;
       }
     }
@@ -502,7 +518,8 @@ int run(int argc, char** argv) {
                    "  denpex diagnose --format json --fail-on error logs/\n"
                    "Exit status: 0 nothing at or above --fail-on, 1 failure diagnosed, 2 usage or input error.");
   diagnose->add_option("paths", dargs.paths, "log files, directories or archives; - or nothing reads stdin");
-  diagnose->add_option("--format", dargs.format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  diagnose->add_option("--format", dargs.format, "text, json, jsonl, sarif, github (workflow annotations), markdown")
+      ->check(CLI::IsMember({"text", "json", "jsonl", "sarif", "github", "markdown"}));
   diagnose->add_option("--fail-on", dargs.fail_on, "lowest severity that makes the exit status 1: info, warning, error, critical, never");
   diagnose->add_option("--ignore", dargs.ignore, "ignore a signature id (repeatable)")->type_name("ID");
   diagnose->add_option("-j,--jobs", dargs.jobs, "files read in parallel (default: all cores)");

@@ -53,6 +53,18 @@ bool looks_like_host(std::string_view token) {
 // they say. Returns the position after the last one.
 std::size_t strip_prefixes(std::string_view line, LineContext& ctx) {
   std::size_t pos = 0;
+  // mpirun --timestamp-output puts a ctime stamp right before the tag:
+  // "Thu Jan 23 11:55:50 2025[1,1]<stderr>:".
+  static const char* const k_weekdays[] = {"Mon ", "Tue ", "Wed ", "Thu ", "Fri ", "Sat ", "Sun "};
+  for (const char* w : k_weekdays) {
+    if (line.substr(0, 4) == w) {
+      const auto tag = line.find("[", 4);
+      if (tag != std::string_view::npos && tag <= 25 && tag + 1 < line.size() && is_digit(line[tag + 1])) {
+        pos = tag;
+      }
+      break;
+    }
+  }
   for (int round = 0; round < 6 && pos < line.size(); ++round) {
     const std::size_t start = pos;
     while (pos < line.size() && line[pos] == ' ') {
@@ -96,6 +108,15 @@ std::size_t strip_prefixes(std::string_view line, LineContext& ctx) {
               continue;
             }
           }
+        }
+      }
+      if (i == 1 && i < rest.size() && is_digit(rest[1])) {
+        // A bare numeric tag ("[80746] ", a pasted line number): no meaning, skip it.
+        std::size_t j = 1;
+        if (read_int(rest, j, 9) && j + 1 < rest.size() && rest[j] == ']' && rest[j + 1] == ' ' &&
+            rest.find(':', 1) != j - 1) {
+          pos += j + 2;
+          continue;
         }
       }
       if (rest.substr(0, 8) == "[stderr]" || rest.substr(0, 8) == "[stdout]") {

@@ -182,8 +182,16 @@ std::optional<Timestamp> parse_glog(std::string_view s, std::size_t pos) {
   if (lvl != 'I' && lvl != 'W' && lvl != 'E' && lvl != 'F') {
     return std::nullopt;
   }
+  // c10 prints the month without zero padding: E704 is July 4th.
   Cursor c(s, pos + 1);
-  auto mo = c.digits(2);
+  std::size_t ndig = 0;
+  while (ndig < 5 && c.peek(ndig) >= '0' && c.peek(ndig) <= '9') {
+    ++ndig;
+  }
+  if (ndig != 3 && ndig != 4) {
+    return std::nullopt;
+  }
+  auto mo = c.digits(ndig - 2);
   auto d = mo ? c.digits(2) : std::nullopt;
   if (!d || !c.eat(' ')) {
     return std::nullopt;

@@ -19,9 +19,21 @@ using catalog::Role;
 constexpr int k_generic_priority = 30;
 constexpr std::int64_t k_day_us = 86'400'000'000;
 
+// A time on one clock: domain 0 is the normalised wall clock shared by all
+// sources; domain N+1 is source N's own seconds-since-boot (raw dmesg), which
+// compares only with itself.
+struct Stamp {
+  std::int64_t t;
+  std::uint32_t domain;
+};
+using Time = std::optional<Stamp>;
+
+bool comparable(const Time& a, const Time& b) { return a && b && a->domain == b->domain; }
+
 struct Prepared {
   const Hit* hit;
-  std::optional<std::int64_t> time_us;
+  std::optional<std::int64_t> time_us; // wall clock only (for the report)
+  Time stamp;
   std::optional<int> rank;
   std::string host;
   std::string pci;
@@ -46,13 +58,23 @@ int year_of(std::int64_t epoch_seconds) {
 
 // Orders by time where both have one, else by input position.
 bool earlier(const Prepared& a, const Prepared& b) {
-  if (a.time_us && b.time_us && *a.time_us != *b.time_us) {
-    return *a.time_us < *b.time_us;
+  if (comparable(a.stamp, b.stamp) && a.stamp->t != b.stamp->t) {
+    return a.stamp->t < b.stamp->t;
   }
   if (a.hit->source != b.hit->source) {
     return a.hit->source < b.hit->source;
   }
   return a.hit->line_no < b.hit->line_no;
+}
+
+Time stamp_of(const Evidence& e) {
+  if (e.time_us) {
+    return Stamp{*e.time_us, 0};
+  }
+  if (e.ctx.time.kind == context::ClockKind::monotonic) {
+    return Stamp{e.ctx.time.mono_micros, e.source + 1};
+  }
+  return std::nullopt;
 }
 
 Evidence evidence_of(const Prepared& p) {
@@ -84,7 +106,7 @@ void add_to_group(std::vector<Group>& groups, const Prepared& p) {
     groups.push_back(std::move(g));
     it = groups.end() - 1;
   } else {
-    Prepared cur{nullptr, it->first.time_us};
+    Prepared cur{nullptr, it->first.time_us, stamp_of(it->first)};
     Hit tmp;
     tmp.source = it->first.source;
     tmp.line_no = it->first.line_no;
@@ -121,7 +143,7 @@ std::string format_ranks(const std::vector<int>& ranks) {
 
 struct Work {
   Incident inc;
-  std::optional<std::int64_t> first_time;
+  Time first_time;
   bool absorbed = false;
 };
 
@@ -184,7 +206,7 @@ Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const
   bool any_zoneless = false;
   bool any_mono = false;
   for (const auto& h : hits) {
-    Prepared p{&h, std::nullopt, std::nullopt, {}, {}};
+    Prepared p{&h, std::nullopt, std::nullopt, std::nullopt, {}, {}};
     if (h.ctx.time.kind == context::ClockKind::wall) {
       const auto& w = h.ctx.time.wall;
       auto t = context::to_epoch_micros(w, ref_year);
@@ -196,8 +218,10 @@ Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const
       }
       any_zoneless = any_zoneless || !w.tz_minutes;
       p.time_us = t;
+      p.stamp = Stamp{t, 0};
     } else if (h.ctx.time.kind == context::ClockKind::monotonic) {
       any_mono = true;
+      p.stamp = Stamp{h.ctx.time.mono_micros, h.source + 1};
     }
     if (h.ctx.rank) {
       p.rank = h.ctx.rank->value;
@@ -226,9 +250,17 @@ Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const
 
   // --- Which entries are raised (an anchor signal was seen). ---
   std::vector<bool> raised(cat.size(), false);
+  std::vector<bool> required_seen(cat.size(), false);
   for (const auto& p : prep) {
     const auto& sig = cat.at(p.hit->signature);
-    if (sig.signals[p.hit->signal].anchor) {
+    const auto& signal_id = sig.signals[p.hit->signal].id;
+    if (std::find(sig.requires_any.begin(), sig.requires_any.end(), signal_id) != sig.requires_any.end()) {
+      required_seen[p.hit->signature] = true;
+    }
+  }
+  for (const auto& p : prep) {
+    const auto& sig = cat.at(p.hit->signature);
+    if (sig.signals[p.hit->signal].anchor && (sig.requires_any.empty() || required_seen[p.hit->signature])) {
       raised[p.hit->signature] = true;
     }
   }
@@ -296,21 +328,21 @@ Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const
       w.inc.signature = p.hit->signature;
       w.inc.first = evidence_of(p);
       w.inc.pci = p.pci;
-      w.first_time = p.time_us;
+      w.first_time = p.stamp;
       for (std::uint32_t s = 0; s < sig.signals.size(); ++s) {
         w.inc.signals.push_back(SignalStatus{s, 0, std::nullopt});
       }
       work.push_back(std::move(w));
     }
     Work& w = work[it->second];
-    Prepared cur{nullptr, w.first_time};
+    Prepared cur{nullptr, std::nullopt, w.first_time};
     Hit tmp;
     tmp.source = w.inc.first.source;
     tmp.line_no = w.inc.first.line_no;
     cur.hit = &tmp;
     if (earlier(p, cur)) {
       w.inc.first = evidence_of(p);
-      w.first_time = p.time_us;
+      w.first_time = p.stamp;
     }
     w.inc.count += p.hit->count;
     if (p.rank) {
@@ -368,11 +400,51 @@ Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const
     }
   }
 
+  // A report that names its cause ("Xid 45 ... caused by previous Xid 149")
+  // when that cause's own line is not in the logs: the named cause is still
+  // the failure, inferred from the report.
+  for (const auto& p : prep) {
+    const auto named = capture(*p.hit, "caused_by");
+    if (named.empty() || cat.at(p.hit->signature).role == Role::cause) {
+      continue;
+    }
+    const auto id = cat.find("xid." + named);
+    if (!id || cat.at(*id).role != Role::cause) {
+      continue;
+    }
+    const bool present = std::any_of(work.begin(), work.end(), [&](const Work& w) {
+      return w.inc.signature == *id && (w.inc.pci.empty() || p.pci.empty() || w.inc.pci == p.pci);
+    });
+    if (present) {
+      continue;
+    }
+    Work w;
+    w.inc.signature = *id;
+    w.inc.first = evidence_of(p);
+    w.inc.pci = p.pci;
+    w.inc.count = 0;
+    w.inc.inferred = fmt::format("inferred: the Xid {} line itself is not in these logs; a later report names it as its cause", named);
+    w.first_time = p.stamp;
+    if (!p.host.empty()) {
+      w.inc.hosts.insert(p.host);
+    }
+    for (std::uint32_t k = 0; k < cat.at(*id).signals.size(); ++k) {
+      w.inc.signals.push_back(SignalStatus{k, 0, std::nullopt});
+    }
+    w.inc.missing.push_back(fmt::format("the Xid {} line on GPU {}: read the node's kernel log for the minutes before "
+                                        "(`dmesg -T | grep 'Xid'`, `journalctl -k`)",
+                                        named, p.pci.empty() ? std::string("?") : p.pci));
+    work.push_back(std::move(w));
+  }
+
   // --- A cause that explains another turns it into collateral. ---
   auto time_ok = [&](const Work& a, const Work& b) {
     // b may follow a (or be concurrent within the skew window).
-    if (a.first_time && b.first_time) {
-      return *b.first_time + options.skew_us >= *a.first_time;
+    if (comparable(a.first_time, b.first_time)) {
+      return b.first_time->t + options.skew_us >= a.first_time->t;
+    }
+    if (a.inc.first.source == b.inc.first.source) {
+      return b.inc.first.line_no >= a.inc.first.line_no; // one file: line order is a clock
     }
     return true;
   };
@@ -400,10 +472,10 @@ Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const
   // for the same CUDA error): same ranks, within the skew window, and `a` is
   // the more specific entry.
   auto same_event = [&](const Work& a, const Work& b) {
-    if (!a.first_time || !b.first_time || a.inc.ranks.empty() || b.inc.ranks.empty()) {
+    if (!comparable(a.first_time, b.first_time) || a.inc.ranks.empty() || b.inc.ranks.empty()) {
       return false;
     }
-    const auto dt = *b.first_time - *a.first_time;
+    const auto dt = b.first_time->t - a.first_time->t;
     if (dt < -options.skew_us || dt > options.skew_us) {
       return false;
     }
@@ -457,7 +529,7 @@ Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const
     }
   }
   std::vector<Incident> incidents;
-  std::vector<std::optional<std::int64_t>> times;
+  std::vector<Time> times;
   for (auto& w : work) {
     if (!w.absorbed) {
       incidents.push_back(std::move(w.inc));
@@ -478,7 +550,8 @@ Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const
       cand.resize(incidents.size());
       std::iota(cand.begin(), cand.end(), 0);
     }
-    const bool all_timed = std::all_of(cand.begin(), cand.end(), [&](std::size_t i) { return times[i].has_value(); });
+    const bool all_timed =
+        std::all_of(cand.begin(), cand.end(), [&](std::size_t i) { return comparable(times[i], times[cand[0]]); });
     auto prio = [&](std::size_t i) { return cat.at(incidents[i].signature).priority; };
     auto pos_less = [&](std::size_t a, std::size_t b) {
       return std::tie(incidents[a].first.source, incidents[a].first.line_no) <
@@ -488,17 +561,17 @@ Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const
     std::string rule;
     Confidence conf = Confidence::high;
     if (cand.size() == 1) {
-      rule = "the only concrete cause in the logs";
+      rule = "the only cause in the logs";
     } else if (all_timed) {
       for (auto i : cand) {
-        if (*times[i] < *times[best]) {
+        if (times[i]->t < times[best]->t) {
           best = i;
         }
       }
       // Concurrent within the skew window: the more specific one wins.
       bool tie = false;
       for (auto i : cand) {
-        if (i != best && *times[i] - *times[best] <= options.skew_us) {
+        if (i != best && times[i]->t - times[best]->t <= options.skew_us) {
           tie = true;
           if (prio(i) > prio(best) || (prio(i) == prio(best) && pos_less(i, best))) {
             best = i;
@@ -510,6 +583,16 @@ Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const
                                static_cast<double>(options.skew_us) / 1e6, prio(best))
                  : "earliest cause by timestamp";
       conf = tie ? Confidence::medium : Confidence::high;
+    } else if (std::all_of(cand.begin(), cand.end(),
+                           [&](std::size_t i) { return incidents[i].first.source == incidents[cand[0]].first.source; })) {
+      // One file without comparable stamps: its line order is still a clock.
+      for (auto i : cand) {
+        if (pos_less(i, best)) {
+          best = i;
+        }
+      }
+      rule = "earliest cause in its file (no comparable timestamps; line order used)";
+      conf = Confidence::medium;
     } else {
       for (auto i : cand) {
         if (prio(i) > prio(best) || (prio(i) == prio(best) && pos_less(i, best))) {
@@ -518,6 +601,13 @@ Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const
       }
       rule = "clocks are not comparable across these lines: highest priority, then first in the input";
       conf = Confidence::medium;
+    }
+    const bool only_generic = !cand.empty() && prio(cand[0]) <= k_generic_priority && !generic_skipped &&
+                              std::all_of(cand.begin(), cand.end(), [&](std::size_t i) { return prio(i) <= k_generic_priority; });
+    if (only_generic) {
+      rule = "only generic reports were found (a wrapper such as an NCCL error code); the concrete cause is not in "
+             "these logs";
+      conf = Confidence::low;
     }
     if (generic_skipped) {
       rule += "; generic announcements were not considered";
@@ -531,6 +621,9 @@ Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const
         conf = Confidence::medium;
       }
     }
+    if (!init.inferred.empty() && conf == Confidence::high) {
+      conf = Confidence::medium;
+    }
     init.confidence = conf;
     // Order: initiating first, then by time / position.
     std::vector<std::size_t> idx(incidents.size());
@@ -539,13 +632,13 @@ Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const
       if (a == best || b == best) {
         return a == best && b != best;
       }
-      if (times[a] && times[b] && *times[a] != *times[b]) {
-        return *times[a] < *times[b];
+      if (comparable(times[a], times[b]) && times[a]->t != times[b]->t) {
+        return times[a]->t < times[b]->t;
       }
       return pos_less(a, b);
     });
     std::vector<Incident> sorted;
-    std::vector<std::optional<std::int64_t>> sorted_times;
+    std::vector<Time> sorted_times;
     for (auto i : idx) {
       sorted.push_back(std::move(incidents[i]));
       sorted_times.push_back(times[i]);
@@ -586,8 +679,8 @@ Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const
       if (!explains || !gpu_ok) {
         continue;
       }
-      const bool timed = times[i] && p.time_us;
-      if (timed && *times[i] > *p.time_us + options.skew_us) {
+      const bool timed = comparable(times[i], p.stamp);
+      if (timed && times[i]->t > p.stamp->t + options.skew_us) {
         continue; // the incident started after this report
       }
       if (!target) {
@@ -595,9 +688,9 @@ Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const
         continue;
       }
       const auto t = *target;
-      if (timed && times[t] && *times[i] > *times[t]) {
+      if (timed && comparable(times[t], times[i]) && times[i]->t > times[t]->t) {
         target = i;
-      } else if (!(timed && times[t]) && incidents[i].initiating) {
+      } else if (!(timed && comparable(times[t], times[i])) && incidents[i].initiating) {
         target = i;
       }
     }
@@ -710,6 +803,14 @@ Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const
                                   "a code path that only some ranks take",
                                   inf.mismatches.front());
         inf.next_steps.push_back("rerun with TORCH_DISTRIBUTED_DEBUG=DETAIL to get the collective fingerprints");
+      } else if (!inf.missing_ranks.empty() && world_from.rfind("nRanks", 0) != 0) {
+        inf.summary = fmt::format("{} rank(s) ({}) reported a collective timeout; rank(s) {} did not report in these "
+                                  "logs, which may be partial (no NCCL init lines give the world size): if their "
+                                  "logs are complete, they are the suspects",
+                                  reporting.size(), format_ranks(reporting), format_ranks(inf.missing_ranks));
+        inf.next_steps.push_back(fmt::format("collect rank {}'s own log, or rerun with NCCL_DEBUG=INFO so the world size "
+                                             "is in the log",
+                                             format_ranks(inf.missing_ranks)));
       } else if (!inf.missing_ranks.empty()) {
         inf.summary = fmt::format("{} of {} ranks reported a collective timeout; rank(s) {} never did: the suspect "
                                   "is what stopped them",

@@ -133,6 +133,9 @@ void print_incident(std::ostream& out, const correlate::Diagnosis& d, const cata
   if (inc.initiating) {
     out << "  decided  " << inc.rule << " (confidence: " << correlate::to_string(inc.confidence) << ")\n";
   }
+  if (!inc.inferred.empty()) {
+    out << "  note     " << inc.inferred << "\n";
+  }
   if (!inc.caused_by.empty()) {
     out << "  note     the line says it was caused by an earlier Xid " << inc.caused_by << "\n";
   }

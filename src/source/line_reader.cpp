@@ -25,24 +25,33 @@ std::uint64_t count_newlines(const char* p, std::size_t n) {
   return count;
 }
 
-// NUL -> '\n' and lone CR -> '\n', in place. `len` bytes at `p`; a CR as the
-// very last byte is treated as lone (the caller only passes whole lines, or
-// the end of input).
-std::uint64_t normalize(char* p, std::size_t len) {
-  std::uint64_t nuls = 0;
+// In place, on `len` bytes at `p`: NUL -> '\n', lone CR -> '\n', and the CR
+// of a CRLF removed (the bytes after it move left, so `$` in a pattern works
+// on CRLF logs). A CR as the very last byte is treated as lone (the caller
+// never cuts between the CR and LF of a pair). Returns the new length.
+std::size_t normalize(char* p, std::size_t len, std::uint64_t& nuls) {
   char* end = p + len;
   for (char* q = p; (q = static_cast<char*>(std::memchr(q, '\0', static_cast<std::size_t>(end - q)))) != nullptr;
        ++q) {
     *q = '\n';
     ++nuls;
   }
-  for (char* q = p; (q = static_cast<char*>(std::memchr(q, '\r', static_cast<std::size_t>(end - q)))) != nullptr;
-       ++q) {
-    if (q + 1 == end || q[1] != '\n') {
-      *q = '\n';
+  char* q = static_cast<char*>(std::memchr(p, '\r', len));
+  if (q == nullptr) {
+    return len;
+  }
+  char* out = q;
+  for (; q < end; ++q) {
+    if (*q == '\r') {
+      if (q + 1 < end && q[1] == '\n') {
+        continue; // drop the CR of a CRLF
+      }
+      *out++ = '\n';
+    } else {
+      *out++ = *q;
     }
   }
-  return nuls;
+  return static_cast<std::size_t>(out - p);
 }
 
 } // namespace
@@ -55,9 +64,9 @@ LineReader::LineReader(ByteStream& stream, std::string name, ReaderOptions optio
 
 Chunk LineReader::emit(std::size_t len) {
   char* p = m_buf.data() + m_begin;
-  m_stats.nul_bytes += normalize(p, len);
-  const auto newlines = count_newlines(p, len);
-  Chunk chunk{std::string_view(p, len), m_line, m_offset};
+  const std::size_t text_len = normalize(p, len, m_stats.nul_bytes);
+  const auto newlines = count_newlines(p, text_len);
+  Chunk chunk{std::string_view(p, text_len), m_line, m_offset};
   m_line += newlines;
   m_stats.lines += newlines;
   m_offset += len;
@@ -75,15 +84,22 @@ Expected<std::optional<Chunk>> LineReader::next() {
         return emit(static_cast<std::size_t>(nl - (m_buf.data() + m_begin)) + 1);
       }
       if (m_eof) {
-        ++m_stats.lines; // the final, unterminated line
-        return emit(avail);
+        auto chunk = emit(avail);
+        if (!chunk.text.empty() && chunk.text.back() != '\n') {
+          ++m_stats.lines; // the final, unterminated line
+        }
+        return chunk;
       }
       if (avail >= m_options.max_line) {
         if (!m_in_long_line) {
           ++m_stats.long_lines_cut;
           m_in_long_line = true;
         }
-        return emit(m_options.max_line);
+        std::size_t cut = m_options.max_line;
+        if (m_buf[m_begin + cut - 1] == '\r') {
+          --cut; // keep a CRLF pair together
+        }
+        return emit(cut);
       }
     } else if (m_eof) {
       if (m_error) {

@@ -68,6 +68,9 @@ struct Signature {
   std::vector<Signal> signals;
   std::vector<std::string> explains;
   std::vector<std::string> refines;
+  // Signal ids of which at least one must also be seen before an anchor
+  // raises the entry (nccl.nvls.cuda-700 needs evidence that NVLS was in use).
+  std::vector<std::string> requires_any;
   std::string root_cause;
   Fix fix;
   Verify verify;

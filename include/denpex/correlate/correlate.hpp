@@ -88,6 +88,7 @@ struct Incident {
   std::string rule;                  // why this one initiates (initiating only)
   Confidence confidence = Confidence::medium;
   std::string caused_by;             // the line itself names an earlier cause
+  std::string inferred;              // set when no line of the cause itself was seen
 };
 
 // What symptom-only logs still say (rule 5).

@@ -13,15 +13,17 @@ namespace denpex::source {
 
 struct ReaderOptions {
   std::size_t buffer_size = 1u << 20;   // bytes held at once; memory is bounded by this
-  std::size_t max_line = 64u << 10;     // longer lines are matched in pieces of this size
+  std::size_t max_line = 64u << 10;     // a line whose end is not within this many bytes of the buffered
+                                        // data is matched in pieces of this size (memory stays bounded)
   std::uint64_t max_bytes = 0;          // stop after this many bytes (0 = no limit)
 };
 
 // Streams chunks out of `stream`. Memory is bounded by buffer_size whatever
 // the input. Transformations, applied in place: NUL -> '\n' (a crash-truncated
-// log ends in zero blocks; ripgrep's "convert", never "quit"), and a lone '\r'
-// (not followed by '\n') -> '\n' so progress bars redrawn with CR become lines.
-// CRLF is left alone; the matcher strips the '\r'.
+// log ends in zero blocks; ripgrep's "convert", never "quit"), a lone '\r'
+// (not followed by '\n') -> '\n' so progress bars redrawn with CR become lines,
+// and CRLF -> LF (so `$` in a pattern means the end of the line's text).
+// Chunk::offset counts the bytes as read, before these changes.
 class LineReader {
 public:
   LineReader(ByteStream& stream, std::string name, ReaderOptions options = {});
