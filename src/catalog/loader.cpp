@@ -185,9 +185,15 @@ void parse_signals(Fields& top, const json& root, Signature& sig, const CatalogF
       } else {
         RE2::Options opts;
         opts.set_log_errors(false);
-        RE2 re(sigl.pattern, opts);
-        if (!re.ok()) {
-          f.fail(ptr + "/pattern", "invalid regex: " + re.error(), regex_help(re.error()));
+        // "(?m)": the matcher searches whole chunks, where ^ and $ must keep
+        // their per-line meaning.
+        auto re = std::make_shared<const RE2>("(?m)" + sigl.pattern, opts);
+        if (!re->ok()) {
+          RE2 plain(sigl.pattern, opts); // the error message without our "(?m)"
+          const std::string& error = plain.ok() ? re->error() : plain.error();
+          f.fail(ptr + "/pattern", "invalid regex: " + error, regex_help(error));
+        } else {
+          sigl.compiled = std::move(re);
         }
       }
     }
@@ -327,7 +333,7 @@ std::optional<Signature> parse_signature(const CatalogFile& file, Diagnostics& d
   json root;
   try {
     root = json::parse(file.text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) { // parse_error, and out_of_range for numbers like 1E400
     // e.what() is "[json.exception.parse_error.101] parse error at line 3, column 5: ..."
     std::string what = e.what();
     const auto pos = what.find("] ");

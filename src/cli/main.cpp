@@ -504,8 +504,12 @@ int run(int argc, char** argv) {
   app.require_subcommand(1);
   CommonArgs common;
   auto add_common = [&](CLI::App* sub) {
+    // Each repeatable option takes one value per occurrence, so that
+    // `--signatures DIR LOG` leaves LOG as a path.
     sub->add_option("--signatures", common.signature_dirs, "also load signature entries from DIR (repeatable)")
-        ->type_name("DIR");
+        ->type_name("DIR")
+        ->expected(1)
+        ->take_all();
     sub->add_flag("--no-builtin", common.no_builtin, "do not load the built-in catalog");
     sub->add_option("--color", common.color, "colour output: auto, always, never (NO_COLOR is honoured)")
         ->check(CLI::IsMember({"auto", "always", "never"}));
@@ -521,7 +525,7 @@ int run(int argc, char** argv) {
   diagnose->add_option("--format", dargs.format, "text, json, jsonl, sarif, github (workflow annotations), markdown")
       ->check(CLI::IsMember({"text", "json", "jsonl", "sarif", "github", "markdown"}));
   diagnose->add_option("--fail-on", dargs.fail_on, "lowest severity that makes the exit status 1: info, warning, error, critical, never");
-  diagnose->add_option("--ignore", dargs.ignore, "ignore a signature id (repeatable)")->type_name("ID");
+  diagnose->add_option("--ignore", dargs.ignore, "ignore a signature id (repeatable)")->type_name("ID")->expected(1)->take_all();
   diagnose->add_option("-j,--jobs", dargs.jobs, "files read in parallel (default: all cores)");
   diagnose->add_flag("--follow", dargs.follow,
                      "read a growing file or a pipe; print the initiating failure as soon as it is seen and update "
@@ -537,8 +541,11 @@ int run(int argc, char** argv) {
   grep->footer("Examples:\n  denpex grep --area nccl rank_*.log\n  denpex grep -c node-017.tar.gz\n"
                "Exit status: 0 matched, 1 no match, 2 error.");
   grep->add_option("paths", gargs.paths, "log files, directories or archives; - or nothing reads stdin");
-  grep->add_option("--signature", gargs.signature, "only this id or id prefix (repeatable)")->type_name("ID");
-  grep->add_option("--area", gargs.area, "only entries of this area (repeatable)");
+  grep->add_option("--signature", gargs.signature, "only this id or id prefix (repeatable)")
+      ->type_name("ID")
+      ->expected(1)
+      ->take_all();
+  grep->add_option("--area", gargs.area, "only entries of this area (repeatable)")->expected(1)->take_all();
   grep->add_option("--role", gargs.role, "only cause, symptom or context entries");
   grep->add_flag("-c,--count", gargs.count, "print a count per signature instead of lines");
   grep->add_flag("--json", gargs.json, "one JSON object per matched line");

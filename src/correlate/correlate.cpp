@@ -444,7 +444,9 @@ Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const
       return b.first_time->t + options.skew_us >= a.first_time->t;
     }
     if (a.inc.first.source == b.inc.first.source) {
-      return b.inc.first.line_no >= a.inc.first.line_no; // one file: line order is a clock
+      // One file: line order is a clock, except that a detail line printed
+      // right after its wrapper (NCCL's "Last error:") still explains it.
+      return b.inc.first.line_no >= a.inc.first.line_no || a.inc.first.line_no - b.inc.first.line_no <= 10;
     }
     return true;
   };
@@ -751,9 +753,12 @@ Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const
       }
       auto& r = reports[*p.rank];
       const auto s = std::atoll(seq.c_str());
+      const auto op = capture(*p.hit, "op");
       if (s > r.seq) {
         r.seq = s;
-        r.op = capture(*p.hit, "op");
+        r.op = op;
+      } else if (s == r.seq && r.op.empty()) {
+        r.op = op; // another line about the same collective may name its type
       }
     }
     if (!reports.empty()) {
@@ -781,7 +786,9 @@ Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const
       }
       std::map<std::int64_t, std::map<std::string, std::vector<int>>> ops;
       for (const auto& [r, rep] : reports) {
-        ops[rep.seq][rep.op].push_back(r);
+        if (!rep.op.empty()) { // a line that names no OpType cannot disagree
+          ops[rep.seq][rep.op].push_back(r);
+        }
       }
       for (const auto& [seq, by_op] : ops) {
         if (by_op.size() > 1) {

@@ -15,7 +15,7 @@ namespace {
 struct Pattern {
   std::uint32_t signature;
   std::uint32_t signal;
-  std::unique_ptr<RE2> re;                        // "(?m)" + pattern, for chunk search
+  std::shared_ptr<const RE2> re;                  // "(?m)" + pattern, compiled by the catalog loader
   std::vector<std::pair<std::string, int>> names; // named groups
   int groups = 0;                                 // number of capturing groups
 };
@@ -118,7 +118,8 @@ Expected<Matcher> Matcher::compile(const catalog::Catalog& catalog, const Matche
         return make_error(ErrorKind::invalid, sig.file + ": /signals/" + std::to_string(k) + "/pattern",
                           "invalid regex: " + error);
       }
-      Pattern p{s, k, std::make_unique<RE2>(pattern, base_options()), {}, 0};
+      auto re = sig.signals[k].compiled ? sig.signals[k].compiled : std::make_shared<const RE2>(pattern, base_options());
+      Pattern p{s, k, std::move(re), {}, 0};
       p.groups = p.re->NumberOfCapturingGroups();
       for (const auto& [name, idx] : p.re->NamedCapturingGroups()) {
         p.names.emplace_back(name, idx);

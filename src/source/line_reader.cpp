@@ -25,31 +25,46 @@ std::uint64_t count_newlines(const char* p, std::size_t n) {
   return count;
 }
 
-// In place, on `len` bytes at `p`: NUL -> '\n', lone CR -> '\n', and the CR
-// of a CRLF removed (the bytes after it move left, so `$` in a pattern works
-// on CRLF logs). A CR as the very last byte is treated as lone (the caller
-// never cuts between the CR and LF of a pair). Returns the new length.
-std::size_t normalize(char* p, std::size_t len, std::uint64_t& nuls) {
-  char* end = p + len;
-  for (char* q = p; (q = static_cast<char*>(std::memchr(q, '\0', static_cast<std::size_t>(end - q)))) != nullptr;
+// Runs on bytes as they arrive ([from, to) of the buffer, so that line
+// boundaries are right before any newline is searched for): NUL -> '\n', and
+// a lone CR (not followed by '\n') -> '\n'. A CR that is the last byte read
+// so far is decided when the next byte arrives (or at EOF); `from` may point
+// one byte back at it.
+void convert_new_bytes(char* buf, std::size_t from, std::size_t to, bool eof, std::uint64_t& nuls) {
+  char* end = buf + to;
+  for (char* q = buf + from; (q = static_cast<char*>(std::memchr(q, '\0', static_cast<std::size_t>(end - q)))) != nullptr;
        ++q) {
     *q = '\n';
     ++nuls;
   }
+  const std::size_t start = from > 0 && buf[from - 1] == '\r' ? from - 1 : from;
+  for (char* q = buf + start; (q = static_cast<char*>(std::memchr(q, '\r', static_cast<std::size_t>(end - q)))) != nullptr;
+       ++q) {
+    if (q + 1 < end) {
+      if (q[1] != '\n') {
+        *q = '\n';
+      }
+    } else if (eof) {
+      *q = '\n';
+    }
+  }
+}
+
+// Drops the CR of every CRLF in `len` bytes at `p` (the bytes after it move
+// left, so `$` in a pattern means the end of the line's text). Returns the new
+// length. The reader never cuts between the CR and LF of a pair.
+std::size_t drop_crlf_cr(char* p, std::size_t len) {
   char* q = static_cast<char*>(std::memchr(p, '\r', len));
   if (q == nullptr) {
     return len;
   }
+  char* end = p + len;
   char* out = q;
   for (; q < end; ++q) {
-    if (*q == '\r') {
-      if (q + 1 < end && q[1] == '\n') {
-        continue; // drop the CR of a CRLF
-      }
-      *out++ = '\n';
-    } else {
-      *out++ = *q;
+    if (*q == '\r' && q + 1 < end && q[1] == '\n') {
+      continue;
     }
+    *out++ = *q;
   }
   return static_cast<std::size_t>(out - p);
 }
@@ -64,7 +79,7 @@ LineReader::LineReader(ByteStream& stream, std::string name, ReaderOptions optio
 
 Chunk LineReader::emit(std::size_t len) {
   char* p = m_buf.data() + m_begin;
-  const std::size_t text_len = normalize(p, len, m_stats.nul_bytes);
+  const std::size_t text_len = drop_crlf_cr(p, len);
   const auto newlines = count_newlines(p, text_len);
   Chunk chunk{std::string_view(p, text_len), m_line, m_offset};
   m_line += newlines;
@@ -126,6 +141,7 @@ Expected<std::optional<Chunk>> LineReader::next() {
                             " bytes (the decompressed size limit); the rest was not read",
                         "raise it with --max-input-size"};
         m_eof = true;
+        convert_new_bytes(m_buf.data(), m_end, m_end, true, m_stats.nul_bytes);
         continue;
       }
       room = std::min<std::size_t>(room, static_cast<std::size_t>(left));
@@ -135,12 +151,15 @@ Expected<std::optional<Chunk>> LineReader::next() {
       m_stats.truncated = true;
       m_error = std::move(got.error());
       m_eof = true;
+      convert_new_bytes(m_buf.data(), m_end, m_end, true, m_stats.nul_bytes);
       continue;
     }
     if (*got == 0) {
       m_eof = true;
+      convert_new_bytes(m_buf.data(), m_end, m_end, true, m_stats.nul_bytes); // a trailing lone CR
       continue;
     }
+    convert_new_bytes(m_buf.data(), m_end, m_end + *got, false, m_stats.nul_bytes);
     m_end += *got;
     m_stats.bytes += *got;
   }

@@ -28,6 +28,9 @@ namespace {
 //    torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp (as in testdata/sample/train.log)
 const std::string k_cuda_700 = "[rank3]:[2024-11-29 17:59:58] node-017:2339:2380 [3] enqueue.cc:1556 NCCL WARN Cuda "
                                "failure 700 'an illegal memory access was encountered'";
+const std::string k_nvls_comm = "[rank3]:[2024-11-29 17:58:11] node-017:2339:2380 [3] NCCL INFO NVLS comm 0x5586a3c0 "
+                                "headRank 3 nHeads 8 buffSize 4194304 memSize 2097152 nvlsPerRankSize 301989888 "
+                                "nvlsTotalSize 2415919104";
 const std::string k_watchdog_0 =
     "[rank0]:[E1129 18:09:58.100000 2336 torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog "
     "caught collective operation timeout: WorkNCCL(SeqNum=4821, OpType=ALLREDUCE, NumelIn=262144, NumelOut=262144, "
@@ -68,8 +71,9 @@ Pipeline diagnose(const std::string& name, const std::string& text) {
 
 // The sample's story in four lines: line 2 is the initiating failure.
 Pipeline nvls_case(const std::string& name = "logs/train.log", const std::string& suffix = "") {
+  // nccl.nvls.cuda-700 needs evidence that NVLS was in use (NVIDIA/nccl#1410's NVLS comm line).
   return diagnose(name, "[rank0]:2024-11-29 17:58:21,037 INFO train.py:212 step 100 loss 2.7900\n" + k_cuda_700 +
-                            suffix + "\n" + k_watchdog_0 + "\n" + k_watchdog_1 + "\n");
+                            suffix + "\n" + k_watchdog_0 + "\n" + k_watchdog_1 + "\n" + k_nvls_comm + "\n");
 }
 
 template <typename F> std::string capture(F&& print) {

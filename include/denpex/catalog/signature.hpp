@@ -5,11 +5,16 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+namespace re2 {
+class RE2;
+} // namespace re2
 
 namespace denpex::catalog {
 
@@ -27,6 +32,9 @@ const std::vector<std::string_view>& known_areas();
 struct Signal {
   std::string id;
   std::string pattern;     // RE2 syntax, matched against one line
+  // "(?m)" + pattern, compiled once by the loader (which must check the
+  // syntax anyway) and used by the matcher; shared, RE2 is immutable.
+  std::shared_ptr<const re2::RE2> compiled;
   std::string description;
   std::string if_missing;  // the evidence to look for when this signal is absent
   bool anchor = true;      // false: never raises the entry alone
