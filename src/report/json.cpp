@@ -74,7 +74,7 @@ void print_json(std::ostream& out, const correlate::Diagnosis& d, const catalog:
   summary["sources"] = run.sources;
   summary["bytes"] = run.bytes;
   summary["lines"] = run.lines;
-  summary["matched_lines"] = d.hits;
+  summary["matches"] = d.hits;
   summary["long_lines_cut"] = run.long_lines_cut;
   summary["clock_note"] = d.clock_note;
   root["summary"] = summary;

@@ -193,7 +193,7 @@ void print_jsonl(std::ostream& out, const correlate::Diagnosis& d, const catalog
   j["sources"] = run.sources;
   j["bytes"] = run.bytes;
   j["lines"] = run.lines;
-  j["matched_lines"] = d.hits;
+  j["matches"] = d.hits;
   j["long_lines_cut"] = run.long_lines_cut;
   j["clock_note"] = d.clock_note;
   ordered_json files = ordered_json::array();

@@ -311,7 +311,7 @@ void print_sarif(std::ostream& out, const correlate::Diagnosis& d, const catalog
   run_props["sources"] = run.sources;
   run_props["bytes"] = run.bytes;
   run_props["lines"] = run.lines;
-  run_props["matched_lines"] = d.hits;
+  run_props["matches"] = d.hits;
   run_props["long_lines_cut"] = run.long_lines_cut;
   run_props["clock_note"] = d.clock_note;
   if (d.inference) {

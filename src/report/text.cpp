@@ -211,8 +211,8 @@ void print_text(std::ostream& out, const correlate::Diagnosis& d, const catalog:
     summary = fmt::format("{} distinct failures diagnosed", n);
   }
   out << st("1", "denpex: " + summary)
-      << fmt::format(" ({} source{}, {} lines, {} matched)\n\n", run.sources, run.sources == 1 ? "" : "s", run.lines,
-                     d.hits);
+      << fmt::format(" ({} source{}, {} lines, {} match{})\n\n", run.sources, run.sources == 1 ? "" : "s", run.lines,
+                     d.hits, d.hits == 1 ? "" : "es");
   for (std::size_t i = 0; i < n; ++i) {
     print_incident(out, d, cat, d.incidents[i], i + 1, o, st);
   }
