@@ -194,6 +194,7 @@ int run_diagnose(const CommonArgs& common, const DiagnoseArgs& args) {
   auto opener = source::make_filesystem_opener(io);
   scan::ScanOptions so;
   so.jobs = args.jobs == 0 ? default_jobs() : args.jobs;
+  so.findings_catalog = &*cat;
   correlate::CorrelateOptions co;
   co.assume_year = args.year;
   co.now_year = current_year();

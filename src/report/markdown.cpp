@@ -412,7 +412,7 @@ void print_markdown(std::ostream& out, const correlate::Diagnosis& d, const cata
     out << "\n";
   }
   out << "---\n\n<sub>denpex " << md_text(run.version) << " · " << run.sources << " source"
-      << (run.sources == 1 ? "" : "s") << " · " << run.lines << " lines · " << d.hits << " matched · catalog "
+      << (run.sources == 1 ? "" : "s") << " · " << run.lines << " lines · " << d.hits << " matches · catalog "
       << cat.size() << " signatures";
   if (!d.clock_note.empty()) {
     out << " · " << md_text(d.clock_note);

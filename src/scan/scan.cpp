@@ -1,6 +1,9 @@
 #include <denpex/scan/scan.hpp>
 
+#include <algorithm>
 #include <atomic>
+#include <ctime>
+#include <optional>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -8,6 +11,8 @@
 
 #include <re2/re2.h>
 #include <re2/set.h>
+
+#include <nlohmann/json.hpp>
 
 #include <denpex/context/context.hpp>
 #include <denpex/util/strings.hpp>
@@ -88,6 +93,199 @@ private:
   std::unique_ptr<RE2::Set> m_set;
 };
 
+// Reads denpex's own `--format jsonl` findings back as hits, so that the
+// results of per-node runs can be correlated in one more run (docs/cli.md).
+// Each record's locations become hits of their signature with their counts,
+// ranks, hosts, GPUs and normalised times; the seq/op captures of watchdog
+// lines are not in the findings, so a merged run cannot redo the
+// collective-mismatch analysis.
+class FindingsReader {
+public:
+  FindingsReader(const catalog::Catalog& cat, UnitResult& out, std::string name)
+      : m_cat(cat), m_out(out), m_name(std::move(name)) {}
+
+  static bool recognise(std::string_view chunk) {
+    const auto first = chunk.substr(0, chunk.find('\n'));
+    return util::starts_with(first, "{\"type\":\"") && first.find("\"schema_version\":") != std::string_view::npos;
+  }
+
+  void read_chunk(const source::Chunk& chunk, Diagnostics& diags) {
+    std::uint64_t line_no = chunk.first_line;
+    std::size_t pos = 0;
+    while (pos < chunk.text.size()) {
+      auto end = chunk.text.find('\n', pos);
+      if (end == std::string_view::npos) {
+        end = chunk.text.size();
+      }
+      const auto line = util::trim(chunk.text.substr(pos, end - pos));
+      if (!line.empty()) {
+        read_record(line, line_no, diags);
+      }
+      pos = end + 1;
+      ++line_no;
+    }
+  }
+
+private:
+  using json = nlohmann::json;
+
+  void read_record(std::string_view line, std::uint64_t line_no, Diagnostics& diags) {
+    json rec = json::parse(line.begin(), line.end(), nullptr, false);
+    if (rec.is_discarded() || !rec.is_object()) {
+      diags.error(Error{ErrorKind::format, m_name + ":" + std::to_string(line_no), "not a denpex JSON Lines record"});
+      return;
+    }
+    const auto type = rec.value("type", std::string());
+    if (type == "incident") {
+      const auto sig = find(rec, "signature", line_no, diags);
+      if (!sig) {
+        return;
+      }
+      bool any_signal = false;
+      if (rec.contains("signals") && rec["signals"].is_array()) {
+        for (const auto& s : rec["signals"]) {
+          if (!s.value("seen", false) || !s.contains("first") || !s["first"].is_object()) {
+            continue;
+          }
+          const auto signal = signal_index(*sig, s.value("id", std::string()));
+          add(*sig, signal, s["first"], s.value("count", std::uint64_t{1}), {});
+          any_signal = true;
+        }
+      }
+      if (!any_signal && rec.contains("where")) {
+        add(*sig, 0, rec["where"], rec.value("count", std::uint64_t{1}), ranks_of(rec));
+      }
+      for (const char* group : {"collateral", "context"}) {
+        if (rec.contains(group) && rec[group].is_array()) {
+          for (const auto& g : rec[group]) {
+            add_group(g, line_no, diags);
+          }
+        }
+      }
+    } else if (type == "unexplained") {
+      add_group(rec, line_no, diags);
+    }
+    // summary, inference, starting_point and diagnostic records carry nothing to correlate.
+  }
+
+  std::optional<std::uint32_t> find(const json& rec, const char* key, std::uint64_t line_no, Diagnostics& diags) {
+    const auto id = rec.value(key, std::string());
+    const auto idx = m_cat.find(id);
+    if (!idx) {
+      diags.warning(Error{ErrorKind::invalid, m_name + ":" + std::to_string(line_no),
+                          "signature '" + id + "' is not in this catalog; record skipped"});
+      return std::nullopt;
+    }
+    return static_cast<std::uint32_t>(*idx);
+  }
+
+  std::uint32_t signal_index(std::uint32_t sig, const std::string& id) const {
+    const auto& signals = m_cat.at(sig).signals;
+    for (std::uint32_t k = 0; k < signals.size(); ++k) {
+      if (signals[k].id == id) {
+        return k;
+      }
+    }
+    return 0;
+  }
+
+  static std::vector<int> ranks_of(const json& rec) {
+    std::vector<int> ranks;
+    if (rec.contains("ranks") && rec["ranks"].is_array()) {
+      for (const auto& r : rec["ranks"]) {
+        if (r.is_number_integer()) {
+          ranks.push_back(r.get<int>());
+        }
+      }
+    }
+    return ranks;
+  }
+
+  void add_group(const json& g, std::uint64_t line_no, Diagnostics& diags) {
+    const auto sig = find(g, "signature", line_no, diags);
+    if (!sig || !g.contains("first")) {
+      return;
+    }
+    add(*sig, 0, g["first"], g.value("count", std::uint64_t{1}), ranks_of(g));
+  }
+
+  std::uint32_t source_id(const std::string& file) {
+    auto it = m_sources.find(file);
+    if (it == m_sources.end()) {
+      it = m_sources.emplace(file, static_cast<std::uint32_t>(m_out.sources.size())).first;
+      m_out.sources.push_back(correlate::SourceRef{file, std::nullopt});
+      ++m_out.totals.sources;
+    }
+    return it->second;
+  }
+
+  // One hit per rank named (the first carries the rest of the count), so
+  // that rank sets and world sizes survive the merge.
+  void add(std::uint32_t sig, std::uint32_t signal, const json& where, std::uint64_t count, std::vector<int> ranks) {
+    if (!where.is_object()) {
+      return;
+    }
+    correlate::Hit hit;
+    hit.signature = sig;
+    hit.signal = signal;
+    hit.source = source_id(where.value("file", m_name));
+    hit.line_no = where.value("line", std::uint64_t{0});
+    hit.last_line_no = hit.line_no;
+    hit.text = where.value("text", std::string());
+    auto& ctx = hit.ctx;
+    if (where.contains("host") && where["host"].is_string()) {
+      ctx.host = context::Field<std::string>{where["host"].get<std::string>(), context::Origin::capture};
+    }
+    if (where.contains("pci") && where["pci"].is_string()) {
+      ctx.pci = context::Field<std::string>{where["pci"].get<std::string>(), context::Origin::capture};
+    }
+    if (where.contains("gpu") && where["gpu"].is_number_integer()) {
+      ctx.gpu = context::Field<int>{where["gpu"].get<int>(), context::Origin::capture};
+    }
+    if (where.contains("time_us") && where["time_us"].is_number_integer()) {
+      ctx.time = from_epoch_micros(where["time_us"].get<std::int64_t>());
+    } else if (where.contains("mono_us") && where["mono_us"].is_number_integer()) {
+      ctx.time.kind = context::ClockKind::monotonic;
+      ctx.time.mono_micros = where["mono_us"].get<std::int64_t>();
+      ctx.time.format = "dmesg";
+    }
+    const bool where_rank = where.contains("rank") && where["rank"].is_number_integer();
+    if (where_rank && std::find(ranks.begin(), ranks.end(), where["rank"].get<int>()) == ranks.end()) {
+      ranks.insert(ranks.begin(), where["rank"].get<int>());
+    }
+    if (ranks.empty()) {
+      hit.count = std::max<std::uint64_t>(count, 1);
+      m_out.hits.push_back(std::move(hit));
+      return;
+    }
+    const std::uint64_t n = ranks.size();
+    for (std::size_t i = 0; i < ranks.size(); ++i) {
+      correlate::Hit h = hit;
+      h.ctx.rank = context::Field<int>{ranks[i], context::Origin::capture};
+      h.count = i == 0 ? std::max<std::uint64_t>(count > n ? count - (n - 1) : 1, 1) : 1;
+      m_out.hits.push_back(std::move(h));
+    }
+  }
+
+  static context::Timestamp from_epoch_micros(std::int64_t us) {
+    std::time_t secs = static_cast<std::time_t>(us / 1'000'000);
+    std::tm tm{};
+    gmtime_r(&secs, &tm);
+    context::Timestamp t;
+    t.kind = context::ClockKind::wall;
+    t.wall = context::WallTime{tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                               static_cast<int>(us % 1'000'000), std::nullopt};
+    t.format = "iso8601";
+    t.origin = context::Origin::capture;
+    return t;
+  }
+
+  const catalog::Catalog& m_cat;
+  UnitResult& m_out;
+  std::string m_name;
+  std::map<std::string, std::uint32_t> m_sources;
+};
+
 const ErrorSampler& error_sampler() {
   static const ErrorSampler k_sampler;
   return k_sampler;
@@ -165,6 +363,8 @@ void scan_unit(source::InputOpener& opener, const source::InputUnit& unit, const
     if (live) {
       sink.m_on_hit = [&](const correlate::Hit& h) { live(h, out.sources[local_id]); };
     }
+    std::optional<FindingsReader> findings;
+    bool first_chunk = true;
     for (;;) {
       auto chunk = reader.next();
       if (!chunk) {
@@ -173,6 +373,17 @@ void scan_unit(source::InputOpener& opener, const source::InputUnit& unit, const
       }
       if (!*chunk) {
         break;
+      }
+      if (first_chunk) {
+        first_chunk = false;
+        if (options.findings_catalog != nullptr && FindingsReader::recognise((*chunk)->text)) {
+          out.sources.pop_back(); // the findings name their own sources
+          findings.emplace(*options.findings_catalog, out, info.name);
+        }
+      }
+      if (findings) {
+        findings->read_chunk(**chunk, diags);
+        continue;
       }
       matcher.scan(**chunk, sink, diags);
       if (samples_left > 0) {

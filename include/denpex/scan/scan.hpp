@@ -24,6 +24,9 @@ struct ScanOptions {
   std::size_t keep_per_key = 4;         // hits kept per (entry, signal, source, rank, GPU); the rest are counted
   std::size_t max_line_copy = 2048;     // bytes of a matched line kept for the report
   std::size_t error_samples = 64;       // error-looking lines sampled per source (0 = off)
+  // When set, a source that is denpex's own `--format jsonl` output is read as
+  // findings (per-node results merged in one more run) instead of as a log.
+  const catalog::Catalog* findings_catalog = nullptr;
   // Progress, updated as chunks are read (any thread); may be null.
   std::atomic<std::uint64_t>* bytes_done = nullptr;
   std::atomic<std::uint64_t>* units_done = nullptr;
