@@ -6,6 +6,8 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <ctime>
 #include <iostream>
 #include <sstream>
@@ -22,6 +24,7 @@
 #include <denpex/correlate/correlate.hpp>
 #include <denpex/matcher/matcher.hpp>
 #include <denpex/report/formats.hpp>
+#include <denpex/report/redact.hpp>
 #include <denpex/report/report.hpp>
 #include <denpex/scan/scan.hpp>
 #include <denpex/selftest/selftest.hpp>
@@ -56,6 +59,7 @@ struct DiagnoseArgs {
   bool follow = false;
   int follow_idle = 30;
   bool verbose = false;
+  bool redact = false;
 };
 
 struct GrepArgs {
@@ -66,6 +70,7 @@ struct GrepArgs {
   bool count = false;
   bool json = false;
   bool verbose = false;
+  bool redact = false;
 };
 
 // Bytes and files done, on stderr, only when stderr is a terminal and the
@@ -144,6 +149,90 @@ std::optional<catalog::Catalog> load(const CommonArgs& common, Diagnostics& diag
   lo.dirs = common.signature_dirs;
   auto cat = catalog::load_catalog(lo, diags);
   return cat;
+}
+
+// .denpex.json, found from the current directory upward: a team's defaults.
+//   {"signatures": ["dir", ...], "ignore": ["id", ...], "fail_on": "warning"}
+// Relative signature directories are relative to the file. Returns false
+// (after printing a one-line error) if the file exists but is unusable.
+struct ConfigFile {
+  std::string path;
+  std::vector<std::string> signatures;
+  std::vector<std::string> ignore;
+  std::string fail_on;
+};
+
+std::optional<std::filesystem::path> find_config() {
+  std::error_code ec;
+  auto dir = std::filesystem::current_path(ec);
+  if (ec) {
+    return std::nullopt;
+  }
+  for (int depth = 0; depth < 64; ++depth) {
+    auto candidate = dir / ".denpex.json";
+    if (std::filesystem::is_regular_file(candidate, ec)) {
+      return candidate;
+    }
+    if (!dir.has_parent_path() || dir.parent_path() == dir) {
+      break;
+    }
+    dir = dir.parent_path();
+  }
+  return std::nullopt;
+}
+
+bool load_config(ConfigFile& cfg) {
+  const auto path = find_config();
+  if (!path) {
+    return true;
+  }
+  cfg.path = path->string();
+  std::ifstream in(*path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const auto j = nlohmann::json::parse(ss.str(), nullptr, false);
+  auto fail = [&](const std::string& where, const std::string& what) {
+    std::cerr << "denpex: error: " << cfg.path << where << ": " << what << "\n";
+    return false;
+  };
+  if (j.is_discarded() || !j.is_object()) {
+    return fail("", "not a JSON object");
+  }
+  auto strings = [&](const char* key, std::vector<std::string>& out) {
+    if (!j.contains(key)) {
+      return true;
+    }
+    if (!j[key].is_array()) {
+      return fail(std::string(": /") + key, "expected an array of strings");
+    }
+    for (const auto& v : j[key]) {
+      if (!v.is_string()) {
+        return fail(std::string(": /") + key, "expected an array of strings");
+      }
+      out.push_back(v.get<std::string>());
+    }
+    return true;
+  };
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (it.key() != "signatures" && it.key() != "ignore" && it.key() != "fail_on") {
+      return fail(": /" + it.key(), "unknown key (known: signatures, ignore, fail_on)");
+    }
+  }
+  if (!strings("signatures", cfg.signatures) || !strings("ignore", cfg.ignore)) {
+    return false;
+  }
+  for (auto& d : cfg.signatures) {
+    if (std::filesystem::path(d).is_relative()) {
+      d = (path->parent_path() / d).string();
+    }
+  }
+  if (j.contains("fail_on")) {
+    if (!j["fail_on"].is_string()) {
+      return fail(": /fail_on", "expected a string");
+    }
+    cfg.fail_on = j["fail_on"].get<std::string>();
+  }
+  return true;
 }
 
 int current_year() {
@@ -244,6 +333,9 @@ int run_diagnose(const CommonArgs& common, const DiagnoseArgs& args) {
                       result.totals.long_lines_cut, diags.items()};
   auto diagnosis = correlate::correlate(std::move(result.hits), std::move(result.sources), *cat, co);
   correlate::add_starting_points(diagnosis, result.error_lines, co);
+  if (args.redact) {
+    report::redact(diagnosis);
+  }
   if (!common.quiet) {
     if (args.format == "json") {
       report::print_json(std::cout, diagnosis, *cat, run);
@@ -319,8 +411,14 @@ int run_grep(const CommonArgs& common, const GrepArgs& args) {
   so.jobs = 1;
   std::uint64_t matched = 0;
   std::map<std::string, std::uint64_t> counts;
-  auto on_hit = [&](const correlate::Hit& h, const correlate::SourceRef& src) {
+  auto on_hit = [&](const correlate::Hit& h_in, const correlate::SourceRef& src) {
     ++matched;
+    correlate::Hit redacted;
+    if (args.redact) {
+      redacted = h_in;
+      redacted.text = report::redact_text(redacted.text);
+    }
+    const correlate::Hit& h = args.redact ? redacted : h_in;
     const auto& sig = cat->at(h.signature);
     if (common.quiet) {
       return;
@@ -501,9 +599,14 @@ int run(int argc, char** argv) {
   CLI::App app{"denpex: diagnose failed ML training runs from their logs.\n"
                "Reads logs locally (nothing leaves the machine), recognises known failure signatures, separates the "
                "initiating failure from its downstream reports, and prints the root cause, the fix and how to verify it."};
-  app.set_version_flag("--version", std::string("denpex ") + DENPEX_VERSION);
+  app.set_version_flag("--version", [] {
+    Diagnostics diags;
+    const auto cat = catalog::load_catalog({}, diags);
+    return fmt::format("denpex {} (catalog {}, {} signatures)", DENPEX_VERSION, catalog::builtin_version(), cat.size());
+  });
   app.require_subcommand(1);
   CommonArgs common;
+  bool no_config = false;
   auto add_common = [&](CLI::App* sub) {
     // Each repeatable option takes one value per occurrence, so that
     // `--signatures DIR LOG` leaves LOG as a path.
@@ -515,6 +618,7 @@ int run(int argc, char** argv) {
     sub->add_option("--color", common.color, "colour output: auto, always, never (NO_COLOR is honoured)")
         ->check(CLI::IsMember({"auto", "always", "never"}));
     sub->add_flag("-q,--quiet", common.quiet, "print nothing; report through the exit status only");
+    sub->add_flag("--no-config", no_config, "ignore .denpex.json files");
   };
 
   DiagnoseArgs dargs;
@@ -533,6 +637,8 @@ int run(int argc, char** argv) {
                      "it when a more specific cause arrives; the full report comes when the input ends");
   diagnose->add_option("--follow-idle", dargs.follow_idle, "with --follow on a file: stop after this many seconds without growth (default 30)");
   diagnose->add_flag("-v,--verbose", dargs.verbose, "say which files a directory walk skipped, and why");
+  diagnose->add_flag("--redact", dargs.redact,
+                     "mask IP addresses, host names, e-mail addresses and tokens in the output so it can be shared");
   diagnose->add_option("--year", dargs.year, "year of timestamps that print none (syslog, glog); default: inferred")
       ->check(CLI::Range(1970, 2200));
   add_common(diagnose);
@@ -551,6 +657,7 @@ int run(int argc, char** argv) {
   grep->add_flag("-c,--count", gargs.count, "print a count per signature instead of lines");
   grep->add_flag("--json", gargs.json, "one JSON object per matched line");
   grep->add_flag("-v,--verbose", gargs.verbose, "say which files a directory walk skipped, and why");
+  grep->add_flag("--redact", gargs.redact, "mask IP addresses, e-mail addresses and tokens in matched lines");
   add_common(grep);
 
   std::string query;
@@ -581,6 +688,17 @@ int run(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? k_exit_ok : k_exit_error;
+  }
+  if (!no_config) {
+    ConfigFile cfg;
+    if (!load_config(cfg)) {
+      return k_exit_error;
+    }
+    common.signature_dirs.insert(common.signature_dirs.end(), cfg.signatures.begin(), cfg.signatures.end());
+    dargs.ignore.insert(dargs.ignore.end(), cfg.ignore.begin(), cfg.ignore.end());
+    if (!cfg.fail_on.empty() && diagnose->count("--fail-on") == 0) {
+      dargs.fail_on = cfg.fail_on;
+    }
   }
   if (diagnose->parsed()) {
     return run_diagnose(common, dargs);
