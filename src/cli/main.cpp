@@ -32,6 +32,7 @@
 #include <denpex/util/strings.hpp>
 
 #include "catalog_doc.hpp"
+#include "completion.hpp"
 #include "exit_code.hpp"
 
 #ifndef DENPEX_VERSION
@@ -598,7 +599,8 @@ int run_signatures(const CommonArgs& common, const std::string& action, const st
 int run(int argc, char** argv) {
   CLI::App app{"denpex: diagnose failed ML training runs from their logs.\n"
                "Reads logs locally (nothing leaves the machine), recognises known failure signatures, separates the "
-               "initiating failure from its downstream reports, and prints the root cause, the fix and how to verify it."};
+               "initiating failure from its downstream reports, and prints the root cause, the fix and how to verify it.",
+               "denpex"};
   app.set_version_flag("--version", [] {
     Diagnostics diags;
     const auto cat = catalog::load_catalog({}, diags);
@@ -684,6 +686,11 @@ int run(int argc, char** argv) {
   sigs->add_flag("--stats", stats, "list: counts per area and role, and example origins");
   add_common(sigs);
 
+  std::string shell;
+  auto* completion = app.add_subcommand("completion", "Print a shell completion script (bash or zsh)");
+  completion->footer("Examples:\n  eval \"$(denpex completion bash)\"\n  denpex completion zsh > \"${fpath[1]}/_denpex\"");
+  completion->add_option("shell", shell, "bash or zsh")->required()->check(CLI::IsMember({"bash", "zsh"}));
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -699,6 +706,10 @@ int run(int argc, char** argv) {
     if (!cfg.fail_on.empty() && diagnose->count("--fail-on") == 0) {
       dargs.fail_on = cfg.fail_on;
     }
+  }
+  if (completion->parsed()) {
+    std::cout << completion_script(shell);
+    return k_exit_ok;
   }
   if (diagnose->parsed()) {
     return run_diagnose(common, dargs);

@@ -1,0 +1,32 @@
+# Generates the man page from the built binary's own --help texts, so it can
+# never disagree with the program.
+#   cmake -DDENPEX=path/to/denpex -DOUT=denpex.1 -DVERSION=x.y.z -P make_manpage.cmake
+function(help_of out_var)
+  execute_process(COMMAND "${DENPEX}" ${ARGN} --help OUTPUT_VARIABLE text RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${DENPEX} ${ARGN} --help failed")
+  endif()
+  # troff: a leading dot or quote would be a request; backslashes are escapes.
+  string(REPLACE "\\" "\\e" text "${text}")
+  string(REGEX REPLACE "(^|\n)([.'])" "\\1\\\\&\\2" text "${text}")
+  set(${out_var} "${text}" PARENT_SCOPE)
+endfunction()
+
+help_of(main)
+set(page ".TH DENPEX 1 \"\" \"denpex ${VERSION}\" \"User Commands\"\n")
+string(APPEND page ".SH NAME\ndenpex \\- diagnose failed ML training runs from their logs\n")
+string(APPEND page ".SH SYNOPSIS\n.B denpex diagnose\n[\\fIOPTIONS\\fR] [\\fIPATH\\fR|\\-]...\n.br\n")
+string(APPEND page ".B denpex grep\n[\\fIOPTIONS\\fR] [\\fIPATH\\fR|\\-]...\n.br\n")
+string(APPEND page ".B denpex explain\n\\fIID\\fR|\\fIxid-NN\\fR|\\fIwords\\fR\n.br\n")
+string(APPEND page ".B denpex signatures\nlist|show|test|lint|export\n.br\n.B denpex completion\nbash|zsh\n")
+string(APPEND page ".SH DESCRIPTION\n.nf\n${main}.fi\n")
+foreach(sub diagnose grep explain signatures completion)
+  help_of(text ${sub})
+  string(TOUPPER "${sub}" title)
+  string(APPEND page ".SH ${title}\n.nf\n${text}.fi\n")
+endforeach()
+string(APPEND page ".SH EXIT STATUS\n.TP\n.B diagnose\n0 nothing at or above \\-\\-fail\\-on; 1 failure diagnosed; 2 usage or input error.\n")
+string(APPEND page ".TP\n.B grep\n0 matched; 1 no match; 2 error.\n")
+string(APPEND page ".SH FILES\n.TP\n.I .denpex.json\nTeam defaults (signatures, ignore, fail_on), found from the current directory upward.\n")
+string(APPEND page ".SH PRIVACY\ndenpex never sends data anywhere; \\-\\-redact masks addresses, hosts and tokens in its output.\n")
+file(WRITE "${OUT}" "${page}")
