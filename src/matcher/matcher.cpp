@@ -136,22 +136,21 @@ Expected<Matcher> Matcher::compile(const catalog::Catalog& catalog, const Matche
   return Matcher(std::move(impl));
 }
 
-bool Matcher::scan(const source::Chunk& chunk, MatchSink& sink, Diagnostics& diags, ScanStats* stats) const {
+void Matcher::candidates(std::string_view text, std::vector<int>& out, Diagnostics& diags, ScanStats* stats) const {
   const auto& impl = *m_impl;
-  if (impl.patterns.empty() || chunk.text.empty()) {
-    return true;
+  out.clear();
+  if (impl.patterns.empty() || text.empty()) {
+    return;
   }
-  const std::string_view text = chunk.text;
-  thread_local std::vector<int> set_hits;
-  set_hits.clear();
   RE2::Set::ErrorInfo info{};
-  const bool any = impl.set->Match(re2::StringPiece(text.data(), text.size()), &set_hits, &info);
+  const bool any = impl.set->Match(re2::StringPiece(text.data(), text.size()), &out, &info);
   if (stats != nullptr) {
     ++stats->chunks;
   }
   if (!any) {
+    out.clear();
     if (info.kind == RE2::Set::kNoError) {
-      return true;
+      return;
     }
     // A silent miss is worse than a slow scan: try every pattern alone.
     if (stats != nullptr) {
@@ -161,20 +160,31 @@ bool Matcher::scan(const source::Chunk& chunk, MatchSink& sink, Diagnostics& dia
       diags.warning(Error{ErrorKind::invalid, "matcher",
                           "the RE2 set's DFA ran out of memory; scanning pattern by pattern (same results, slower)"});
     }
-    set_hits.clear();
     for (std::size_t p = 0; p < impl.patterns.size(); ++p) {
       if (RE2::PartialMatch(re2::StringPiece(text.data(), text.size()), *impl.patterns[p].re)) {
-        set_hits.push_back(static_cast<int>(p));
+        out.push_back(static_cast<int>(p));
       }
     }
-    if (set_hits.empty()) {
-      return true;
-    }
+  }
+  std::sort(out.begin(), out.end()); // Set::Match output is unsorted
+}
+
+bool Matcher::scan(const source::Chunk& chunk, MatchSink& sink, Diagnostics& diags, ScanStats* stats) const {
+  thread_local std::vector<int> set_hits;
+  candidates(chunk.text, set_hits, diags, stats);
+  return scan_candidates(chunk, set_hits, sink, stats);
+}
+
+bool Matcher::scan_candidates(const source::Chunk& chunk, const std::vector<int>& set_hits, MatchSink& sink,
+                              ScanStats* stats) const {
+  const auto& impl = *m_impl;
+  const std::string_view text = chunk.text;
+  if (set_hits.empty()) {
+    return true;
   }
   if (stats != nullptr) {
     ++stats->chunks_with_hits;
   }
-  std::sort(set_hits.begin(), set_hits.end()); // Set::Match output is unsorted
 
   thread_local std::vector<Hit> hits;
   thread_local std::vector<Span> spans;

@@ -73,6 +73,14 @@ public:
   // to `diags` once. Thread-safe: one Matcher may scan on many threads.
   bool scan(const source::Chunk& chunk, MatchSink& sink, Diagnostics& diags, ScanStats* stats = nullptr) const;
 
+  // scan() in two steps, so the expensive first one can run on other threads:
+  // candidates() runs the set over `text` and stores the indexes of patterns
+  // that occur in it (sorted; empty if none); scan_candidates() then finds and
+  // reports those patterns' lines, in line order. Both are thread-safe.
+  void candidates(std::string_view text, std::vector<int>& out, Diagnostics& diags, ScanStats* stats = nullptr) const;
+  bool scan_candidates(const source::Chunk& chunk, const std::vector<int>& candidates, MatchSink& sink,
+                       ScanStats* stats = nullptr) const;
+
   [[nodiscard]] std::size_t pattern_count() const;
 
   // Checks one line against one entry only (selftest, explain): calls `hit`
