@@ -332,7 +332,7 @@ int run_diagnose(const CommonArgs& common, const DiagnoseArgs& args) {
   progress.stop();
   report::RunInfo run{DENPEX_VERSION, result.totals.bytes, result.totals.lines, result.totals.sources,
                       result.totals.long_lines_cut, diags.items()};
-  auto diagnosis = correlate::correlate(std::move(result.hits), std::move(result.sources), *cat, co);
+  auto diagnosis = correlate::correlate(std::move(result.hits), std::move(result.sources), *cat, co, result.progress);
   correlate::add_starting_points(diagnosis, result.error_lines, co);
   if (args.redact) {
     report::redact(diagnosis);

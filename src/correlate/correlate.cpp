@@ -162,7 +162,7 @@ std::string_view to_string(Confidence c) {
 }
 
 Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const catalog::Catalog& cat,
-                    const CorrelateOptions& options) {
+                    const CorrelateOptions& options, const std::vector<ProgressMark>& progress) {
   Diagnosis d;
   d.sources = std::move(sources);
   for (const auto& h : hits) {
@@ -539,18 +539,56 @@ Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const
     }
   }
 
+  // --- The terminal episode holds the root: a cause after which training
+  // still progressed (a later step with a finite loss, beyond the margin)
+  // was recovered from, and does not initiate while another cause exists. ---
+  std::vector<bool> recovered(incidents.size(), false);
+  for (std::size_t i = 0; i < incidents.size(); ++i) {
+    for (const auto& mark : progress) {
+      Time mt;
+      if (mark.time.kind == context::ClockKind::wall) {
+        mt = Stamp{context::to_epoch_micros(mark.time.wall, ref_year), 0};
+      } else if (mark.time.kind == context::ClockKind::monotonic) {
+        mt = Stamp{mark.time.mono_micros, mark.source + 1};
+      }
+      const bool later = comparable(times[i], mt) ? mt->t > times[i]->t + options.progress_margin_us
+                         : (!times[i] && mark.source == incidents[i].first.source)
+                             ? mark.line_no > incidents[i].first.line_no + 200
+                             : false;
+      if (later) {
+        recovered[i] = true;
+        incidents[i].recovered = fmt::format("training progressed after it ({}:{}): the run recovered from this one",
+                                             mark.source < d.sources.size() ? d.sources[mark.source].name : "?",
+                                             mark.line_no);
+        break;
+      }
+    }
+  }
+
   // --- The initiating failure. ---
   if (!incidents.empty()) {
     std::vector<std::size_t> cand;
+    const bool any_unrecovered = std::find(recovered.begin(), recovered.end(), false) != recovered.end();
     for (std::size_t i = 0; i < incidents.size(); ++i) {
-      if (cat.at(incidents[i].signature).priority > k_generic_priority) {
+      if (cat.at(incidents[i].signature).priority > k_generic_priority && (!any_unrecovered || !recovered[i])) {
         cand.push_back(i);
       }
     }
-    const bool generic_skipped = !cand.empty() && cand.size() < incidents.size();
+    bool generic_skipped = false;
+    bool recovered_skipped = false;
+    for (std::size_t i = 0; i < incidents.size(); ++i) {
+      if (std::find(cand.begin(), cand.end(), i) != cand.end()) {
+        continue;
+      }
+      (any_unrecovered && recovered[i] ? recovered_skipped : generic_skipped) = true;
+    }
     if (cand.empty()) {
-      cand.resize(incidents.size());
-      std::iota(cand.begin(), cand.end(), 0);
+      for (std::size_t i = 0; i < incidents.size(); ++i) {
+        if (!any_unrecovered || !recovered[i]) {
+          cand.push_back(i);
+        }
+      }
+      generic_skipped = false;
     }
     const bool all_timed =
         std::all_of(cand.begin(), cand.end(), [&](std::size_t i) { return comparable(times[i], times[cand[0]]); });
@@ -613,6 +651,13 @@ Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const
     }
     if (generic_skipped) {
       rule += "; generic announcements were not considered";
+    }
+    if (recovered_skipped) {
+      if (cand.size() == 1 && rule == "the only cause in the logs") {
+        rule = "the only cause the run did not recover from";
+      } else {
+        rule += "; causes that training recovered from were not considered";
+      }
     }
     auto& init = incidents[best];
     init.initiating = true;

@@ -100,6 +100,7 @@ void print_json(std::ostream& out, const correlate::Diagnosis& d, const catalog:
     }
     j["hosts"] = hosts;
     j["pci"] = inc.pci.empty() ? ordered_json(nullptr) : ordered_json(inc.pci);
+    j["recovered"] = inc.recovered.empty() ? ordered_json(nullptr) : ordered_json(safe(inc.recovered));
     j["inferred"] = inc.inferred.empty() ? ordered_json(nullptr) : ordered_json(inc.inferred);
     j["caused_by"] = inc.caused_by.empty() ? ordered_json(nullptr) : ordered_json("xid." + inc.caused_by);
     j["root_cause"] = sig.root_cause;

@@ -133,6 +133,9 @@ void print_incident(std::ostream& out, const correlate::Diagnosis& d, const cata
   if (inc.initiating) {
     out << "  decided  " << inc.rule << " (confidence: " << correlate::to_string(inc.confidence) << ")\n";
   }
+  if (!inc.recovered.empty()) {
+    out << "  note     " << util::escape_for_terminal(inc.recovered) << "\n";
+  }
   if (!inc.inferred.empty()) {
     out << "  note     " << inc.inferred << "\n";
   }
@@ -202,13 +205,20 @@ void print_text(std::ostream& out, const correlate::Diagnosis& d, const catalog:
                 const TextOptions& o) {
   const Style st{o.color};
   const auto n = d.incidents.size();
+  const auto recovered = static_cast<std::size_t>(
+      std::count_if(d.incidents.begin(), d.incidents.end(), [](const Incident& i) { return !i.recovered.empty(); }));
   std::string summary;
   if (n == 0) {
     summary = "no known failure signature found";
-  } else if (n == 1) {
+  } else if (n - recovered == 1) {
     summary = "1 failure diagnosed";
+  } else if (n == recovered) {
+    summary = fmt::format("{} error{} the run recovered from", n, n == 1 ? "" : "s");
   } else {
-    summary = fmt::format("{} distinct failures diagnosed", n);
+    summary = fmt::format("{} distinct failures diagnosed", n - recovered);
+  }
+  if (recovered > 0 && n != recovered) {
+    summary += fmt::format(" (and {} the run recovered from)", recovered);
   }
   out << st("1", "denpex: " + summary)
       << fmt::format(" ({} source{}, {} lines, {} match{})\n\n", run.sources, run.sources == 1 ? "" : "s", run.lines,

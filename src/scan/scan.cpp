@@ -26,6 +26,7 @@ struct UnitResult {
   std::vector<correlate::SourceRef> sources;
   std::vector<correlate::Hit> hits; // source ids are local to the unit
   std::vector<correlate::ErrorLine> error_lines;
+  std::vector<correlate::ProgressMark> progress; // the last progress line of each source
   ScanTotals totals;
   std::vector<Diagnostic> diags;
 };
@@ -286,6 +287,75 @@ private:
   std::map<std::string, std::uint32_t> m_sources;
 };
 
+// Finds the last training-progress line of a source cheaply: only the tail
+// of each chunk (4 KiB) is looked at, so progress is known at chunk
+// granularity for about 0.4% extra work. Progress is a step or iteration
+// with a finite loss, Megatron's iteration counter, or a tqdm bar.
+class ProgressTracker {
+public:
+  ProgressTracker() {
+    RE2::Options o;
+    o.set_log_errors(false);
+    m_set = std::make_unique<RE2::Set>(o, RE2::UNANCHORED);
+    static const char* const k_patterns[] = {
+        R"((?i)\b(?:step|iter(?:ation)?|global_step)\b[ =:]*\d+.*\bloss\b[ =:]*-?\d+\.\d+)",
+        R"(\biteration\s+\d+\s*/\s*\d+\s*\|)",
+        R"(\d+/\d+ \[\d+:\d+(?::\d+)?<\d+:\d+)",
+    };
+    for (const char* p : k_patterns) {
+      m_set->Add(p, nullptr);
+    }
+    m_set->Compile();
+  }
+
+  // Updates `mark` with the last progress line in the tail of `chunk`.
+  void update(const source::Chunk& chunk, std::uint32_t source, context::SourceContext& ctx,
+              std::optional<correlate::ProgressMark>& mark) const {
+    const std::string_view text = chunk.text;
+    std::size_t start = text.size() > 4096 ? text.size() - 4096 : 0;
+    if (start > 0) {
+      const auto nl = text.find('\n', start);
+      if (nl == std::string_view::npos) {
+        return;
+      }
+      start = nl + 1;
+    }
+    const auto tail = text.substr(start);
+    if (!m_set->Match(re2::StringPiece(tail.data(), tail.size()), nullptr)) {
+      return;
+    }
+    // The last matching line of the tail, found from the end.
+    std::size_t end = text.size();
+    while (end > start) {
+      std::size_t line_end = end;
+      if (text[line_end - 1] == '\n') {
+        --line_end;
+      }
+      const auto nl = line_end == 0 ? std::string_view::npos : text.rfind('\n', line_end - 1);
+      const std::size_t line_start = nl == std::string_view::npos || nl < start ? start : nl + 1;
+      const auto line = text.substr(line_start, line_end - line_start);
+      if (m_set->Match(re2::StringPiece(line.data(), line.size()), nullptr)) {
+        correlate::ProgressMark m;
+        m.source = source;
+        m.line_no = chunk.first_line + static_cast<std::uint64_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(line_start), '\n'));
+        m.time = ctx.context_for(text, line_start, line).time;
+        m.text = std::string(util::clip(line, 512));
+        mark = std::move(m);
+        return;
+      }
+      end = line_start;
+    }
+  }
+
+private:
+  std::unique_ptr<RE2::Set> m_set;
+};
+
+const ProgressTracker& progress_tracker() {
+  static const ProgressTracker k_tracker;
+  return k_tracker;
+}
+
 const ErrorSampler& error_sampler() {
   static const ErrorSampler k_sampler;
   return k_sampler;
@@ -369,6 +439,7 @@ void scan_unit(source::InputOpener& opener, const source::InputUnit& unit, const
     context::SourceContext ctx(info.name);
     Collector sink(out, local_id, ctx, options);
     std::size_t samples_left = options.error_samples;
+    std::optional<correlate::ProgressMark> progress;
     if (live) {
       sink.m_on_hit = [&](const correlate::Hit& h) { live(h, out.sources[local_id]); };
     }
@@ -376,6 +447,7 @@ void scan_unit(source::InputOpener& opener, const source::InputUnit& unit, const
     // Everything after the set match, in input order.
     auto finish_chunk = [&](const source::Chunk& chunk, const std::vector<int>& candidates) {
       matcher.scan_candidates(chunk, candidates, sink);
+      progress_tracker().update(chunk, local_id, ctx, progress);
       if (samples_left > 0) {
         samples_left -= error_sampler().sample(chunk, local_id, ctx, samples_left, options.max_line_copy,
                                                out.error_lines);
@@ -458,6 +530,9 @@ void scan_unit(source::InputOpener& opener, const source::InputUnit& unit, const
         }
       }
     }
+    if (progress) {
+      out.progress.push_back(std::move(*progress));
+    }
     const auto& st = reader.stats();
     out.totals.bytes += st.bytes;
     out.totals.lines += st.lines;
@@ -513,6 +588,10 @@ ScanResult run(source::InputOpener& opener, const std::vector<std::string>& path
     for (auto& e : r.error_lines) {
       e.source += base;
       result.error_lines.push_back(std::move(e));
+    }
+    for (auto& p : r.progress) {
+      p.source += base;
+      result.progress.push_back(std::move(p));
     }
     result.totals.bytes += r.totals.bytes;
     result.totals.lines += r.totals.lines;

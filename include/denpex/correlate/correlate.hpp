@@ -87,6 +87,7 @@ struct Incident {
   bool initiating = false;
   std::string rule;                  // why this one initiates (initiating only)
   Confidence confidence = Confidence::medium;
+  std::string recovered;             // training progressed after it: not the cause of the crash
   std::string caused_by;             // the line itself names an earlier cause
   std::string inferred;              // set when no line of the cause itself was seen
 };
@@ -110,6 +111,15 @@ struct ErrorLine {
   context::LineContext ctx;
 };
 
+// The last training-progress line seen in a source (a step/iteration with a
+// finite loss, a tqdm bar): a cause followed by progress was recovered from.
+struct ProgressMark {
+  std::uint32_t source = 0;
+  std::uint64_t line_no = 0;
+  context::Timestamp time;
+  std::string text;
+};
+
 // Error-looking lines grouped by message template (numbers masked).
 struct StartingPoint {
   std::string template_text;
@@ -131,12 +141,13 @@ struct Diagnosis {
 
 struct CorrelateOptions {
   std::int64_t skew_us = 2'000'000; // causes this close count as concurrent
+  std::int64_t progress_margin_us = 60'000'000; // progress this long after a cause means it was recovered from
   int now_year = 2026;              // last resort for year-less stamps
   int assume_year = 0;              // --year: the year of stamps that print none (0 = infer)
 };
 
 Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const catalog::Catalog& catalog,
-                    const CorrelateOptions& options = {});
+                    const CorrelateOptions& options = {}, const std::vector<ProgressMark>& progress = {});
 
 // Rule 10: when the diagnosis found no incident and no inference, groups the
 // sampled error-looking lines by template (numbers masked) and keeps the

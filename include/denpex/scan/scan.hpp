@@ -47,6 +47,7 @@ struct ScanResult {
   std::vector<correlate::Hit> hits;
   std::vector<correlate::SourceRef> sources;
   std::vector<correlate::ErrorLine> error_lines; // the first error-looking lines of each source
+  std::vector<correlate::ProgressMark> progress; // the last training-progress line of each source
   ScanTotals totals;
 };
 
