@@ -1,6 +1,8 @@
 #include <denpex/matcher/matcher.hpp>
 
 #include <algorithm>
+#include <deque>
+#include <mutex>
 #include <atomic>
 #include <cstring>
 #include <string>
@@ -12,12 +14,49 @@ namespace denpex::matcher {
 
 namespace {
 
-struct Pattern {
-  std::uint32_t signature;
-  std::uint32_t signal;
-  std::shared_ptr<const RE2> re;                  // "(?m)" + pattern, compiled by the catalog loader
-  std::vector<std::pair<std::string, int>> names; // named groups
-  int groups = 0;                                 // number of capturing groups
+// One signal's own RE2, compiled on first use (most patterns never hit a
+// given log, and compiling ~500 of them is a third of start-up), or taken
+// from the loader when it already compiled one. Thread-safe.
+class Pattern {
+public:
+  Pattern(std::uint32_t signature_, std::uint32_t signal_, std::string pattern,
+          std::shared_ptr<const RE2> compiled)
+      : signature(signature_), signal(signal_), m_pattern(std::move(pattern)), m_re(std::move(compiled)) {}
+
+  const RE2& re() const {
+    std::call_once(m_once, [this] {
+      if (!m_re) {
+        RE2::Options o;
+        o.set_log_errors(false);
+        m_re = std::make_shared<const RE2>(m_pattern, o);
+      }
+      m_groups = m_re->NumberOfCapturingGroups();
+      for (const auto& [name, idx] : m_re->NamedCapturingGroups()) {
+        m_names.emplace_back(name, idx);
+      }
+      std::sort(m_names.begin(), m_names.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+    });
+    return *m_re;
+  }
+  // Named groups in group order; valid after re().
+  const std::vector<std::pair<std::string, int>>& names() const {
+    re();
+    return m_names;
+  }
+  int groups() const {
+    re();
+    return m_groups;
+  }
+
+  const std::uint32_t signature;
+  const std::uint32_t signal;
+
+private:
+  std::string m_pattern; // "(?m)" + the signal's pattern
+  mutable std::once_flag m_once;
+  mutable std::shared_ptr<const RE2> m_re;
+  mutable std::vector<std::pair<std::string, int>> m_names;
+  mutable int m_groups = 0;
 };
 
 struct Hit {
@@ -43,18 +82,19 @@ RE2::Options base_options() {
 } // namespace
 
 struct Matcher::Impl {
-  std::vector<Pattern> patterns;
+  std::deque<Pattern> patterns; // a deque: Pattern holds a once_flag and never moves
   std::unique_ptr<RE2::Set> set;
   mutable std::atomic<bool> warned_oom{false};
 
   // Finds every hit of pattern `p` in `text` and appends it to `hits`.
   void find_all(std::uint32_t p, std::string_view text, std::vector<Hit>& hits, std::vector<Span>& spans) const {
     const Pattern& pat = patterns[p];
-    const int n = pat.groups + 1;
+    const RE2& re = pat.re();
+    const int n = pat.groups() + 1;
     std::vector<re2::StringPiece> sub(static_cast<std::size_t>(n));
     std::size_t pos = 0;
     while (pos < text.size()) {
-      if (!pat.re->Match(re2::StringPiece(text.data(), text.size()), pos, text.size(), RE2::UNANCHORED, sub.data(), n)) {
+      if (!re.Match(re2::StringPiece(text.data(), text.size()), pos, text.size(), RE2::UNANCHORED, sub.data(), n)) {
         return;
       }
       auto begin = static_cast<std::size_t>(sub[0].data() - text.data());
@@ -71,7 +111,7 @@ struct Matcher::Impl {
       if (end > line_end) {
         // The match crossed a newline (\s or [^x] in the pattern): confirm it
         // on the line alone.
-        if (!pat.re->Match(re2::StringPiece(text.data(), text.size()), line_start, line_end, RE2::UNANCHORED,
+        if (!re.Match(re2::StringPiece(text.data(), text.size()), line_start, line_end, RE2::UNANCHORED,
                            sub.data(), n)) {
           pos = line_end + 1;
           continue;
@@ -118,15 +158,8 @@ Expected<Matcher> Matcher::compile(const catalog::Catalog& catalog, const Matche
         return make_error(ErrorKind::invalid, sig.file + ": /signals/" + std::to_string(k) + "/pattern",
                           "invalid regex: " + error);
       }
-      auto re = sig.signals[k].compiled ? sig.signals[k].compiled : std::make_shared<const RE2>(pattern, base_options());
-      Pattern p{s, k, std::move(re), {}, 0};
-      p.groups = p.re->NumberOfCapturingGroups();
-      for (const auto& [name, idx] : p.re->NamedCapturingGroups()) {
-        p.names.emplace_back(name, idx);
-      }
-      std::sort(p.names.begin(), p.names.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
       DENPEX_ASSERT(static_cast<std::size_t>(index) == impl->patterns.size());
-      impl->patterns.push_back(std::move(p));
+      impl->patterns.emplace_back(s, k, pattern, sig.signals[k].compiled);
     }
   }
   if (!impl->patterns.empty() && !impl->set->Compile()) {
@@ -161,7 +194,7 @@ void Matcher::candidates(std::string_view text, std::vector<int>& out, Diagnosti
                           "the RE2 set's DFA ran out of memory; scanning pattern by pattern (same results, slower)"});
     }
     for (std::size_t p = 0; p < impl.patterns.size(); ++p) {
-      if (RE2::PartialMatch(re2::StringPiece(text.data(), text.size()), *impl.patterns[p].re)) {
+      if (RE2::PartialMatch(re2::StringPiece(text.data(), text.size()), impl.patterns[p].re())) {
         out.push_back(static_cast<int>(p));
       }
     }
@@ -215,7 +248,7 @@ bool Matcher::scan_candidates(const source::Chunk& chunk, const std::vector<int>
     counted_to = h.line_start;
     const Pattern& pat = impl.patterns[h.pattern];
     captures.clear();
-    for (const auto& [name, idx] : pat.names) {
+    for (const auto& [name, idx] : pat.names()) {
       const Span& s = spans[h.capture_begin + static_cast<std::size_t>(idx) - 1];
       if (s.present) {
         captures.push_back(Capture{name, text.substr(s.begin, s.len)});
@@ -247,13 +280,13 @@ void Matcher::match_entry_line(std::uint32_t signature, std::string_view line,
     if (pat.signature != signature) {
       continue;
     }
-    const int n = pat.groups + 1;
+    const int n = pat.groups() + 1;
     std::vector<re2::StringPiece> sub(static_cast<std::size_t>(n));
-    if (!pat.re->Match(re2::StringPiece(line.data(), line.size()), 0, line.size(), RE2::UNANCHORED, sub.data(), n)) {
+    if (!pat.re().Match(re2::StringPiece(line.data(), line.size()), 0, line.size(), RE2::UNANCHORED, sub.data(), n)) {
       continue;
     }
     std::vector<Capture> caps;
-    for (const auto& [name, idx] : pat.names) {
+    for (const auto& [name, idx] : pat.names()) {
       const auto& s = sub[static_cast<std::size_t>(idx)];
       if (s.data() != nullptr) {
         caps.push_back(Capture{name, std::string_view(s.data(), s.size())});
