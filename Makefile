@@ -4,7 +4,8 @@ BUILD ?= build/dev
 JOBS ?= 2
 CMAKE_FLAGS ?=
 DEBIAN_PACKAGES := build-essential cmake ninja-build pkg-config libre2-dev libcli11-dev nlohmann-json3-dev \
-                   libfmt-dev libspdlog-dev catch2 libexpected-dev libarchive-dev zlib1g-dev
+                   libfmt-dev libspdlog-dev catch2 libexpected-dev libarchive-dev zlib1g-dev \
+                   python3 python3-jsonschema
 
 .PHONY: all deps configure build test demo asan clean
 
