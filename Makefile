@@ -5,9 +5,9 @@ JOBS ?= 2
 CMAKE_FLAGS ?=
 DEBIAN_PACKAGES := build-essential cmake ninja-build pkg-config libre2-dev libcli11-dev nlohmann-json3-dev \
                    libfmt-dev libspdlog-dev catch2 libexpected-dev libarchive-dev zlib1g-dev \
-                   python3 python3-jsonschema
+                   python3 python3-jsonschema clang libclang-rt-14-dev
 
-.PHONY: all deps configure build test demo asan clean
+.PHONY: all deps configure build test demo asan fuzz clean
 
 all: build
 
@@ -36,6 +36,10 @@ demo: build
 
 asan:
 	$(MAKE) test BUILD=build/asan CMAKE_FLAGS="-DDENPEX_SANITIZE=address,undefined -DCMAKE_BUILD_TYPE=Debug"
+
+# libFuzzer targets (clang, ASan+UBSan) for FUZZ_TIME seconds each (default 60).
+fuzz: deps
+	bash tests/fuzz/run.sh $(FUZZ_TIME)
 
 clean:
 	rm -rf build
