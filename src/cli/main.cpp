@@ -265,6 +265,7 @@ int run_diagnose(const CommonArgs& common, const DiagnoseArgs& args) {
   mo.include = [&](const catalog::Signature& s) {
     return std::find(args.ignore.begin(), args.ignore.end(), s.id) == args.ignore.end();
   };
+  mo.extra_patterns = scan::error_line_patterns();
   auto m = matcher::Matcher::compile(*cat, mo);
   if (!m) {
     diags.error(m.error());

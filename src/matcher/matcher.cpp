@@ -83,6 +83,7 @@ RE2::Options base_options() {
 
 struct Matcher::Impl {
   std::deque<Pattern> patterns; // a deque: Pattern holds a once_flag and never moves
+  std::size_t extra_count = 0;  // MatcherOptions::extra_patterns, after the signals in the set
   std::unique_ptr<RE2::Set> set;
   mutable std::atomic<bool> warned_oom{false};
 
@@ -139,6 +140,8 @@ Matcher& Matcher::operator=(Matcher&&) noexcept = default;
 Matcher::~Matcher() = default;
 
 std::size_t Matcher::pattern_count() const { return m_impl->patterns.size(); }
+std::size_t Matcher::extra_base() const { return m_impl->patterns.size(); }
+bool Matcher::has_extra_patterns() const { return m_impl->extra_count > 0; }
 
 Expected<Matcher> Matcher::compile(const catalog::Catalog& catalog, const MatcherOptions& options) {
   auto impl = std::make_unique<Impl>();
@@ -162,7 +165,14 @@ Expected<Matcher> Matcher::compile(const catalog::Catalog& catalog, const Matche
       impl->patterns.emplace_back(s, k, pattern, sig.signals[k].compiled);
     }
   }
-  if (!impl->patterns.empty() && !impl->set->Compile()) {
+  for (const auto& extra : options.extra_patterns) {
+    std::string error;
+    if (impl->set->Add("(?m)" + extra, &error) < 0) {
+      return make_error(ErrorKind::invalid, "matcher", "invalid extra pattern: " + error);
+    }
+    ++impl->extra_count;
+  }
+  if ((!impl->patterns.empty() || impl->extra_count > 0) && !impl->set->Compile()) {
     return make_error(ErrorKind::invalid, "catalog", "the signature set does not compile within the RE2 memory budget",
                       "raise MatcherOptions::set_max_mem");
   }
@@ -172,7 +182,7 @@ Expected<Matcher> Matcher::compile(const catalog::Catalog& catalog, const Matche
 void Matcher::candidates(std::string_view text, std::vector<int>& out, Diagnostics& diags, ScanStats* stats) const {
   const auto& impl = *m_impl;
   out.clear();
-  if (impl.patterns.empty() || text.empty()) {
+  if ((impl.patterns.empty() && impl.extra_count == 0) || text.empty()) {
     return;
   }
   RE2::Set::ErrorInfo info{};
@@ -224,7 +234,9 @@ bool Matcher::scan_candidates(const source::Chunk& chunk, const std::vector<int>
   hits.clear();
   spans.clear();
   for (int p : set_hits) {
-    impl.find_all(static_cast<std::uint32_t>(p), text, hits, spans);
+    if (static_cast<std::size_t>(p) < impl.patterns.size()) {
+      impl.find_all(static_cast<std::uint32_t>(p), text, hits, spans);
+    }
   }
   std::stable_sort(hits.begin(), hits.end(), [](const Hit& a, const Hit& b) {
     if (a.line_start != b.line_start) {

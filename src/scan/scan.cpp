@@ -31,6 +31,22 @@ struct UnitResult {
   std::vector<Diagnostic> diags;
 };
 
+} // namespace
+
+const std::vector<std::string>& error_line_patterns() {
+  static const std::vector<std::string> k_patterns = {
+      R"(\b[A-Z]\w*(?:Error|Exception)\b: )",
+      R"(\b(?:FATAL|CRITICAL|ERROR)\b)",
+      R"(\b(?:Fatal error|Segmentation fault|core dumped|Aborted)\b)",
+      R"(NCCL WARN)",
+      R"((?:^|\]:|\[)E\d{3,4} \d\d:\d\d:\d\d)",
+      R"(\berror: )",
+  };
+  return k_patterns;
+}
+
+namespace {
+
 // Samples the first error-looking lines of a source (Python exceptions,
 // ERROR/FATAL, glog E-lines, NCCL WARN, "error:"), whether or not a signature
 // matched them: the starting points of rule 10 when nothing is known. Stops
@@ -42,15 +58,7 @@ public:
     RE2::Options o;
     o.set_log_errors(false);
     m_set = std::make_unique<RE2::Set>(o, RE2::UNANCHORED);
-    static const char* const k_patterns[] = {
-        R"(\b[A-Z]\w*(?:Error|Exception)\b: )",
-        R"(\b(?:FATAL|CRITICAL|ERROR)\b)",
-        R"(\b(?:Fatal error|Segmentation fault|core dumped|Aborted)\b)",
-        R"(NCCL WARN)",
-        R"((?:^|\]:|\[)E\d{4} \d\d:\d\d:\d\d)",
-        R"(\berror: )",
-    };
-    for (const char* p : k_patterns) {
+    for (const auto& p : error_line_patterns()) {
       m_set->Add(p, nullptr);
     }
     m_set->Compile();
@@ -448,7 +456,11 @@ void scan_unit(source::InputOpener& opener, const source::InputUnit& unit, const
     auto finish_chunk = [&](const source::Chunk& chunk, const std::vector<int>& candidates) {
       matcher.scan_candidates(chunk, candidates, sink);
       progress_tracker().update(chunk, local_id, ctx, progress);
-      if (samples_left > 0) {
+      // With the sampler's patterns in the matcher's set, a chunk is sampled
+      // only if the set saw one of them: no second pass over every byte.
+      const bool may_sample = !matcher.has_extra_patterns() ||
+                              (!candidates.empty() && static_cast<std::size_t>(candidates.back()) >= matcher.extra_base());
+      if (samples_left > 0 && may_sample) {
         samples_left -= error_sampler().sample(chunk, local_id, ctx, samples_left, options.max_line_copy,
                                                out.error_lines);
       }

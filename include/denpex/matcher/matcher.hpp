@@ -48,6 +48,10 @@ struct MatcherOptions {
   // Which entries to compile (grep --signature/--area/--role, --ignore).
   std::function<bool(const catalog::Signature&)> include;
   std::int64_t set_max_mem = 64ll << 20; // RE2::Set DFA budget
+  // Patterns that are not signatures but ride along in the same set, so one
+  // DFA pass answers both (the error-line sampler's). They appear in
+  // candidates() from extra_base() on and are never reported as matches.
+  std::vector<std::string> extra_patterns;
 };
 
 struct ScanStats {
@@ -82,6 +86,10 @@ public:
                        ScanStats* stats = nullptr) const;
 
   [[nodiscard]] std::size_t pattern_count() const;
+  // Index of the first extra pattern in candidates() (== the number of signal
+  // patterns); equal to the total when there are none.
+  [[nodiscard]] std::size_t extra_base() const;
+  [[nodiscard]] bool has_extra_patterns() const;
 
   // Checks one line against one entry only (selftest, explain): calls `hit`
   // for each of the entry's signals that matches, with its captures.

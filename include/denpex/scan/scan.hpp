@@ -56,6 +56,10 @@ struct ScanResult {
 // matches arrive together and units are delivered in input order.
 using HitCallback = std::function<void(const correlate::Hit&, const correlate::SourceRef&)>;
 
+// The error-line sampler's patterns (rule 10's starting points). Pass them
+// as MatcherOptions::extra_patterns so the sampler costs no second pass.
+const std::vector<std::string>& error_line_patterns();
+
 ScanResult run(source::InputOpener& opener, const std::vector<std::string>& paths, const matcher::Matcher& matcher,
                const ScanOptions& options, Diagnostics& diags, const HitCallback& on_hit = {});
 
