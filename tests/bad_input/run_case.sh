@@ -46,20 +46,36 @@ run() {
   fi
 }
 
-check_expected() { # compares rc and stderr with expected/<case>.{rc,stderr}
+# Compares rc and stderr with expected/<case>.rc and expected/<case>.stderr
+# (byte for byte) or expected/<case>.stderr_re (as many lines, each matched
+# by the extended regex on the same line, for messages with a varying part).
+check_expected() {
   local want_rc
   want_rc=$(cat "$expected/$case_name.rc")
   [ "$rc" = "$want_rc" ] || failed "exit status $rc, expected $want_rc"
-  if ! diff -u "$expected/$case_name.stderr" "$out/stderr"; then
+  if [ -f "$expected/$case_name.stderr_re" ]; then
+    local want got i
+    mapfile -t want < "$expected/$case_name.stderr_re"
+    mapfile -t got < "$out/stderr"
+    [ ${#got[@]} = ${#want[@]} ] || failed "stderr has ${#got[@]} lines, expected ${#want[@]}"
+    for ((i = 0; i < ${#want[@]}; i++)); do
+      [[ ${got[i]:-} =~ ${want[i]} ]] || failed "stderr line $((i + 1)): '${got[i]:-}' does not match /${want[i]}/"
+    done
+    [ "$fail" = 0 ] || cat "$out/stderr" >&2
+  elif ! diff -u "$expected/$case_name.stderr" "$out/stderr"; then
     failed "stderr differs from expected/$case_name.stderr"
   fi
 }
 
 stdout_has() { grep -qF -- "$1" "$out/stdout" || failed "stdout lacks: $1"; }
-# The good file alongside is still diagnosed: its initiating failure, rank 3.
-good_diagnosed() {
-  stdout_has "INITIATING FAILURE  [critical] nccl.nvls.cuda-700"
+# The failure line (rank 3) is diagnosed as the initiating failure at
+# FILE:LINE (which catalog entry names it is not this suite's business).
+diagnosed_at() {
+  stdout_has "INITIATING FAILURE"
+  stdout_has "where    $1  rank 3"
 }
+# The good file alongside is still diagnosed.
+good_diagnosed() { diagnosed_at good.log:41; }
 no_raw_esc() {
   if LC_ALL=C grep -q $'\x1b' "$out/stdout"; then
     failed "raw ESC byte in stdout"
@@ -77,7 +93,11 @@ valid_json() { # FILE
 json_field() { # NAME: the first "NAME": value in stdout
   grep -m1 -oE "\"$1\": [^,]+" "$out/stdout" | sed 's/.*: //'
 }
-rss_below_mib() { # MIB
+rss_below_mib() { # MIB (BAD_INPUT_RSS_CHECK=0 skips: ASan's shadow memory and quarantine)
+  if [ "${BAD_INPUT_RSS_CHECK:-1}" = 0 ]; then
+    echo "note: peak RSS not checked in this build (${rss:-?} KiB)"
+    return
+  fi
   if [ -z "$rss" ]; then
     echo "note: /usr/bin/time not installed; peak RSS not checked"
     return
@@ -118,6 +138,7 @@ case $case_name in
   invalid_utf8)
     run diagnose invalid_utf8.log
     check_expected
+    diagnosed_at invalid_utf8.log:1
     stdout_has 'NCCL WARN Cuda failure 700'
     stdout_has '\xff\xfe \xc0\xaf \xed\xa0\x80 \xf4\x90\x80\x80'
     run diagnose --format json invalid_utf8.log
@@ -131,6 +152,7 @@ case $case_name in
   escapes)
     run diagnose escapes.log
     check_expected
+    diagnosed_at escapes.log:1
     no_raw_esc
     stdout_has 'enqueue.cc:1556 \e]0;title\x07\e[2JNCCL WARN Cuda failure 700'
     run grep escapes.log
@@ -165,19 +187,19 @@ case $case_name in
   truncated_line)
     run diagnose truncated_line.log
     check_expected
-    stdout_has "where    truncated_line.log:41  rank 3"
+    diagnosed_at truncated_line.log:41
     ;;
   truncated_gzip)
     # The readable part is diagnosed AND the damage is reported, naming the
     # file; an error wins, so the exit status is 2.
     run diagnose truncated.log.gz good.log
     check_expected
-    stdout_has "where    truncated.log.gz:41  rank 3"
+    diagnosed_at truncated.log.gz:41
     ;;
   nul_prefix_gzip)
     run diagnose nul_prefix.log.gz
     check_expected
-    good_diagnosed
+    diagnosed_at nul_prefix.log.gz:4137 # 4096 NULs are 4096 empty lines
     ;;
   zip_bomb)
     # 2 GB of zeros in ~2 MB of gzip: read as 2^31 empty lines in bounded
@@ -193,7 +215,7 @@ case $case_name in
     run diagnose bomb_text.gz
     check_expected
     rss_below_mib 64
-    good_diagnosed
+    diagnosed_at bomb_text.gz:1
     ;;
   fifo)
     rm -f "$out/pipe"
@@ -206,14 +228,14 @@ case $case_name in
     wait "$writer" 2> /dev/null
     rm -f fifo.log
     check_expected
-    good_diagnosed
+    diagnosed_at fifo.log:41
     ;;
   dir_loop)
     # loopdir/sub/loop -> .. and a FIFO with no writer: the walk neither loops
     # nor blocks, and finds the one log once.
     run diagnose loopdir
     check_expected
-    good_diagnosed
+    diagnosed_at loopdir/sub/rank_0.log:41
     stdout_has "(1 source,"
     ;;
   unreadable)
