@@ -411,6 +411,7 @@ int run_grep(const CommonArgs& common, const GrepArgs& args) {
   auto opener = source::make_filesystem_opener(io);
   scan::ScanOptions so;
   so.jobs = 1;
+  so.error_samples = 0; // grep reports matches only: no starting points to sample
   std::uint64_t matched = 0;
   std::map<std::string, std::uint64_t> counts;
   auto on_hit = [&](const correlate::Hit& h_in, const correlate::SourceRef& src) {
