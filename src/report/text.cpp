@@ -247,6 +247,23 @@ void print_text(std::ostream& out, const correlate::Diagnosis& d, const catalog:
       out << fmt::format("  {:<42} {:>6}  {:<14} {}\n", cat.at(g.signature).id, g.count, ranks_text(g.ranks),
                          util::escape_for_terminal(location(d, g.first)));
     }
+    if (n == 0) {
+      // Without a cause, each report's own advice is the next step (a
+      // SIGKILL: look for the kernel's OOM record; a timeout: the missing rank).
+      out << "\n  " << st("1", "Next") << "\n";
+      std::size_t shown = 0;
+      for (const auto& g : d.unexplained) {
+        const auto& sig = cat.at(g.signature);
+        if (sig.generic || shown == 3) {
+          continue;
+        }
+        out << wrap(sig.id + ": " + sig.fix.summary, o.width, "    ");
+        ++shown;
+      }
+      if (shown == 0 && !d.unexplained.empty()) {
+        out << wrap(cat.at(d.unexplained.front().signature).fix.summary, o.width, "    ");
+      }
+    }
     out << "\n";
   }
   if (!d.starting_points.empty()) {
