@@ -9,15 +9,15 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 log=$dir/train.log
 : > "$log"
-"$bin" diagnose --follow --follow-idle 2 "$log" > "$dir/out" 2> "$dir/err" &
+"$bin" diagnose --follow --follow-idle 5 "$log" > "$dir/out" 2> "$dir/err" &
 pid=$!
 head -n 45 "$sample" >> "$log"          # the cause is on line 41
-for _ in $(seq 50); do
+for _ in $(seq 200); do
   grep -q '^denpex: \[live\] initiating failure: nccl.nvls.cuda-700' "$dir/out" && break
   sleep 0.1
 done
 if ! grep -q '^denpex: \[live\] initiating failure: nccl.nvls.cuda-700' "$dir/out"; then
-  echo "no live update within 5 s of the cause being written"; cat "$dir/out" "$dir/err"; kill $pid; exit 1
+  echo "no live update within 20 s of the cause being written"; cat "$dir/out" "$dir/err"; kill $pid; exit 1
 fi
 tail -n +46 "$sample" >> "$log"          # the rest: timeouts, ChildFailedError
 wait $pid
