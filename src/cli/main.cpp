@@ -61,6 +61,7 @@ struct DiagnoseArgs {
   int follow_idle = 30;
   bool verbose = false;
   bool redact = false;
+  std::uint64_t max_input_gib = 64;
 };
 
 struct GrepArgs {
@@ -286,6 +287,7 @@ int run_diagnose(const CommonArgs& common, const DiagnoseArgs& args) {
   scan::ScanOptions so;
   so.jobs = args.jobs == 0 ? default_jobs() : args.jobs;
   so.findings_catalog = &*cat;
+  so.reader.max_bytes = args.max_input_gib << 30;
   correlate::CorrelateOptions co;
   co.assume_year = args.year;
   co.now_year = current_year();
@@ -616,8 +618,7 @@ int run(int argc, char** argv) {
     // `--signatures DIR LOG` leaves LOG as a path.
     sub->add_option("--signatures", common.signature_dirs, "also load signature entries from DIR (repeatable)")
         ->type_name("DIR")
-        ->expected(1)
-        ->take_all();
+        ->allow_extra_args(false);
     sub->add_flag("--no-builtin", common.no_builtin, "do not load the built-in catalog");
     sub->add_option("--color", common.color, "colour output: auto, always, never (NO_COLOR is honoured)")
         ->check(CLI::IsMember({"auto", "always", "never"}));
@@ -634,13 +635,16 @@ int run(int argc, char** argv) {
   diagnose->add_option("--format", dargs.format, "text, json, jsonl, sarif, github (workflow annotations), markdown")
       ->check(CLI::IsMember({"text", "json", "jsonl", "sarif", "github", "markdown"}));
   diagnose->add_option("--fail-on", dargs.fail_on, "lowest severity that makes the exit status 1: info, warning, error, critical, never");
-  diagnose->add_option("--ignore", dargs.ignore, "ignore a signature id (repeatable)")->type_name("ID")->expected(1)->take_all();
+  diagnose->add_option("--ignore", dargs.ignore, "ignore a signature id (repeatable)")->type_name("ID")->allow_extra_args(false);
   diagnose->add_option("-j,--jobs", dargs.jobs, "files read in parallel (default: all cores)");
   diagnose->add_flag("--follow", dargs.follow,
                      "read a growing file or a pipe; print the initiating failure as soon as it is seen and update "
                      "it when a more specific cause arrives; the full report comes when the input ends");
   diagnose->add_option("--follow-idle", dargs.follow_idle, "with --follow on a file: stop after this many seconds without growth (default 30)");
   diagnose->add_flag("-v,--verbose", dargs.verbose, "say which files a directory walk skipped, and why");
+  diagnose->add_option("--max-input-size", dargs.max_input_gib,
+                       "stop reading any one source after this many GiB (decompressed), with an error; default 64")
+      ->check(CLI::Range(1, 1 << 20));
   diagnose->add_flag("--redact", dargs.redact,
                      "mask IP addresses, host names, e-mail addresses and tokens in the output so it can be shared");
   diagnose->add_option("--year", dargs.year, "year of timestamps that print none (syslog, glog); default: inferred")
@@ -654,9 +658,8 @@ int run(int argc, char** argv) {
   grep->add_option("paths", gargs.paths, "log files, directories or archives; - or nothing reads stdin");
   grep->add_option("--signature", gargs.signature, "only this id or id prefix (repeatable)")
       ->type_name("ID")
-      ->expected(1)
-      ->take_all();
-  grep->add_option("--area", gargs.area, "only entries of this area (repeatable)")->expected(1)->take_all();
+      ->allow_extra_args(false);
+  grep->add_option("--area", gargs.area, "only entries of this area (repeatable)")->allow_extra_args(false);
   grep->add_option("--role", gargs.role, "only cause, symptom or context entries");
   grep->add_flag("-c,--count", gargs.count, "print a count per signature instead of lines");
   grep->add_flag("--json", gargs.json, "one JSON object per matched line");

@@ -111,9 +111,10 @@ struct Matcher::Impl {
       }
       if (end > line_end) {
         // The match crossed a newline (\s or [^x] in the pattern): confirm it
-        // on the line alone.
-        if (!re.Match(re2::StringPiece(text.data(), text.size()), line_start, line_end, RE2::UNANCHORED,
-                           sub.data(), n)) {
+        // on the rest of the line alone (never before `pos`, or a hit already
+        // recorded would be found again). See: tests/fuzz/regressions.
+        if (!re.Match(re2::StringPiece(text.data(), text.size()), std::max(pos, line_start), line_end,
+                      RE2::UNANCHORED, sub.data(), n)) {
           pos = line_end + 1;
           continue;
         }
@@ -129,7 +130,8 @@ struct Matcher::Impl {
       hits.push_back(h);
       // Several messages can share one line when a paste lost its newlines:
       // keep searching the rest of the line.
-      pos = (end > begin && end < line_end) ? end : line_end + 1;
+      const std::size_t next = (end > begin && end < line_end) ? end : line_end + 1;
+      pos = next > pos ? next : line_end + 1; // always forward
     }
   }
 };

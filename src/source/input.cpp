@@ -160,7 +160,14 @@ struct ArchiveContext {
   ByteStream* stream;
   std::vector<char> buf = std::vector<char>(1u << 16);
   std::string error;
+  std::uint64_t in_bytes = 0; // compressed bytes handed to libarchive
 };
+
+// A decompression bomb is stopped, not read to its end: more than this many
+// bytes out at more than this ratio to the bytes in (real logs compress
+// 5-50:1, a repetitive one a few hundred to one; zeros compress 1000:1).
+constexpr std::uint64_t k_bomb_min_bytes = 256ull << 20;
+constexpr std::uint64_t k_bomb_ratio = 1000;
 
 la_ssize_t archive_read_cb(struct archive*, void* client, const void** out) {
   auto* ctx = static_cast<ArchiveContext*>(client);
@@ -170,12 +177,14 @@ la_ssize_t archive_read_cb(struct archive*, void* client, const void** out) {
     return -1;
   }
   *out = ctx->buf.data();
+  ctx->in_bytes += *got;
   return static_cast<la_ssize_t>(*got);
 }
 
 class ArchiveEntryStream final : public ByteStream {
 public:
-  ArchiveEntryStream(struct archive* a, std::string name) : m_archive(a), m_name(std::move(name)) {}
+  ArchiveEntryStream(struct archive* a, std::string name, const ArchiveContext& ctx)
+      : m_archive(a), m_name(std::move(name)), m_ctx(ctx) {}
   Expected<std::size_t> read(char* buf, std::size_t n) override {
     const auto got = archive_read_data(m_archive, buf, n);
     if (got < 0) {
@@ -183,12 +192,21 @@ public:
       return make_error(ErrorKind::format, m_name,
                         std::string("damaged compressed data: ") + (msg ? msg : "unknown libarchive error"));
     }
+    m_out += static_cast<std::uint64_t>(got);
+    if (m_out > k_bomb_min_bytes && m_out > k_bomb_ratio * std::max<std::uint64_t>(m_ctx.in_bytes, 1)) {
+      return make_error(ErrorKind::format, m_name,
+                        "stopped after " + std::to_string(m_out >> 20) + " MiB decompressed from " +
+                            std::to_string(m_ctx.in_bytes >> 10) + " KiB: more than " + std::to_string(k_bomb_ratio) +
+                            ":1 looks like a decompression bomb; what was read before is diagnosed");
+    }
     return static_cast<std::size_t>(got);
   }
 
 private:
   struct archive* m_archive;
   std::string m_name;
+  const ArchiveContext& m_ctx;
+  std::uint64_t m_out = 0;
 };
 
 class Walker {
@@ -212,7 +230,7 @@ public:
       return true;
     }
     if ((kind == Kind::compressed || kind == Kind::archive) && depth < k_max_nesting) {
-      return visit_archive(stream, info, depth, visit);
+      return visit_archive(stream, info, kind == Kind::compressed, depth, visit);
     }
     return visit(info, stream);
   }
@@ -235,15 +253,59 @@ private:
     return a;
   }
 
-  bool visit_archive(ByteStream& raw_stream, const SourceInfo& outer, int depth, const SourceVisitor& visit) {
-    // A crash-truncated .gz can fail while libarchive probes formats (it
-    // reads ahead); retry it as a single compressed stream so that what is
-    // readable is still read.
+  bool visit_archive(ByteStream& raw_stream, const SourceInfo& outer, bool compressed, int depth,
+                     const SourceVisitor& visit) {
     ReplayStream stream(raw_stream, 4u << 20);
     ArchiveContext ctx{&stream};
     struct archive_entry* entry = nullptr;
     int r = ARCHIVE_OK;
-    struct archive* a = open_archive(ctx, false, &entry, &r);
+    // A compressed stream is a log unless what it decompresses to starts
+    // like an archive: libarchive's own probing would take a log that
+    // starts with zero blocks (a crash-truncated one) for an empty tar.
+    bool as_archive = !compressed;
+    struct archive* a = nullptr;
+    if (compressed) {
+      a = open_archive(ctx, true, &entry, &r);
+      if (r >= ARCHIVE_WARN) {
+        ArchiveEntryStream probe(a, outer.name, ctx);
+        PeekStream peek(probe);
+        auto head = peek.peek();
+        if (!head) {
+          // The first block does not decompress: read what zlib can.
+          archive_read_free(a);
+          if (is_gzip(stream) && stream.rewind()) {
+            return visit_truncated_gzip(stream, outer, visit);
+          }
+          m_diags.error(head.error());
+          return true;
+        }
+        if (classify(*head) == Kind::archive) {
+          as_archive = true;
+        } else {
+          stream.stop_recording();
+          SourceInfo info = outer;
+          const bool keep_going = visit_stream(peek, info, false, depth + 1, visit);
+          archive_read_free(a);
+          return keep_going;
+        }
+      }
+      if (as_archive || r < ARCHIVE_WARN) {
+        archive_read_free(a);
+        a = nullptr;
+        if (!stream.rewind()) {
+          m_diags.error(Error{ErrorKind::format, outer.name, "cannot reopen the compressed archive"});
+          return true;
+        }
+        ctx.error.clear();
+        ctx.in_bytes = 0;
+      }
+    }
+    if (a == nullptr) {
+      a = open_archive(ctx, !as_archive, &entry, &r);
+    }
+    // A crash-truncated .gz can fail while libarchive probes formats (it
+    // reads ahead); retry it as a single compressed stream so that what is
+    // readable is still read.
     if (r < ARCHIVE_WARN && stream.rewind()) {
       archive_read_free(a);
       ctx.error.clear();
@@ -285,7 +347,7 @@ private:
           info.mtime = archive_entry_mtime(entry);
         }
       }
-      ArchiveEntryStream entry_stream(a, info.name);
+      ArchiveEntryStream entry_stream(a, info.name, ctx);
       if (!visit_stream(entry_stream, info, !raw, depth + 1, visit)) {
         keep_going = false;
         break;

@@ -204,8 +204,9 @@ case $case_name in
     diagnosed_at nul_prefix.log.gz:4137 # 4096 NULs are 4096 empty lines
     ;;
   zip_bomb)
-    # 2 GB of zeros in ~2 MB of gzip: read as 2^31 empty lines in bounded
-    # memory, alongside the good file.
+    # 2 GB of zeros in ~2 MB of gzip: stopped as a decompression bomb (more
+    # than 1000:1 past 256 MiB, src/source/input.cpp) with a one-line error,
+    # in bounded memory; the good file alongside is still diagnosed.
     run diagnose --format json bomb.gz good.log
     check_expected
     rss_below_mib 64
@@ -213,7 +214,8 @@ case $case_name in
     [ "$(json_field failures)" = 1 ] || failed "failures = $(json_field failures), expected 1"
     ;;
   zip_bomb_text)
-    # The same zeros behind a gzip member holding the failure line.
+    # The same zeros behind a gzip member holding the failure line: the line
+    # before the bomb is still diagnosed, then the bomb is stopped.
     run diagnose bomb_text.gz
     check_expected
     rss_below_mib 64
