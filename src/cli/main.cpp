@@ -257,8 +257,10 @@ int run_diagnose(const CommonArgs& common, const DiagnoseArgs& args) {
   Diagnostics diags;
   auto cat = load(common, diags);
   const bool catalog_errors = diags.has_errors();
-  const auto fail_on = args.fail_on == "never" ? std::nullopt : catalog::parse_severity(args.fail_on);
-  if (args.fail_on != "never" && !fail_on) {
+  const auto parsed_fail_on = catalog::parse_severity(args.fail_on);
+  const bool gate = args.fail_on != "never";
+  const catalog::Severity fail_level = parsed_fail_on.value_or(catalog::Severity::error);
+  if (gate && !parsed_fail_on) {
     std::cerr << "denpex: error: --fail-on: '" << args.fail_on << "' is not one of info, warning, error, critical, never\n";
     return k_exit_error;
   }
@@ -362,16 +364,16 @@ int run_diagnose(const CommonArgs& common, const DiagnoseArgs& args) {
   if (diags.has_errors() || catalog_errors) {
     return k_exit_error;
   }
-  if (fail_on) {
+  if (gate) {
     // A run with only downstream reports (timeouts on every rank, a SIGKILL)
     // still failed: their severity counts too.
     for (const auto& inc : diagnosis.incidents) {
-      if (cat->at(inc.signature).severity >= *fail_on) {
+      if (cat->at(inc.signature).severity >= fail_level) {
         return k_exit_found;
       }
     }
     for (const auto& g : diagnosis.unexplained) {
-      if (cat->at(g.signature).severity >= *fail_on) {
+      if (cat->at(g.signature).severity >= fail_level) {
         return k_exit_found;
       }
     }

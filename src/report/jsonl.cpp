@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "json_fields.hpp"
+
 #include <denpex/util/strings.hpp>
 
 namespace denpex::report {
@@ -19,7 +21,10 @@ namespace {
 
 using nlohmann::ordered_json;
 
-std::string safe(std::string_view s) { return util::sanitize_utf8(s); }
+using detail::group_json;
+using detail::hosts_json;
+using detail::safe;
+using detail::where_json;
 
 const std::string& source_name(const correlate::Diagnosis& d, const correlate::Evidence& e) {
   static const std::string k_unknown = "?";
@@ -33,45 +38,6 @@ ordered_json host_of(const correlate::Diagnosis& d, const correlate::Evidence& e
   }
   const auto p = context::parse_path(source_name(d, e));
   return p.host.empty() ? ordered_json(nullptr) : ordered_json(safe(p.host));
-}
-
-ordered_json where_json(const correlate::Diagnosis& d, const correlate::Evidence& e) {
-  ordered_json w;
-  w["file"] = safe(source_name(d, e));
-  w["line"] = e.line_no;
-  w["rank"] = e.ctx.rank ? ordered_json(e.ctx.rank->value) : ordered_json(nullptr);
-  w["local_rank"] = e.ctx.local_rank ? ordered_json(e.ctx.local_rank->value) : ordered_json(nullptr);
-  w["host"] = e.ctx.host ? ordered_json(safe(e.ctx.host->value)) : ordered_json(nullptr);
-  w["gpu"] = e.ctx.gpu ? ordered_json(e.ctx.gpu->value) : ordered_json(nullptr);
-  w["pci"] = e.ctx.pci ? ordered_json(e.ctx.pci->value) : ordered_json(nullptr);
-  w["pid"] = e.ctx.pid ? ordered_json(e.ctx.pid->value) : ordered_json(nullptr);
-  const auto t = format_time(e);
-  w["time"] = t.empty() ? ordered_json(nullptr) : ordered_json(t);
-  w["clock"] = std::string(context::to_string(e.ctx.time.kind));
-  w["time_us"] = e.time_us ? ordered_json(*e.time_us) : ordered_json(nullptr);
-  w["mono_us"] = e.ctx.time.kind == context::ClockKind::monotonic ? ordered_json(e.ctx.time.mono_micros)
-                                                                   : ordered_json(nullptr);
-  w["text"] = safe(e.text);
-  return w;
-}
-
-ordered_json hosts_json(const std::set<std::string>& hosts) {
-  ordered_json a = ordered_json::array();
-  for (const auto& h : hosts) {
-    a.push_back(safe(h));
-  }
-  return a;
-}
-
-ordered_json group_json(const correlate::Diagnosis& d, const catalog::Catalog& cat, const correlate::Group& g) {
-  ordered_json j;
-  j["signature"] = cat.at(g.signature).id;
-  j["role"] = std::string(catalog::to_string(cat.at(g.signature).role));
-  j["count"] = g.count;
-  j["ranks"] = std::vector<int>(g.ranks.begin(), g.ranks.end());
-  j["hosts"] = hosts_json(g.hosts);
-  j["first"] = where_json(d, g.first);
-  return j;
 }
 
 ordered_json header(std::string_view type, const correlate::Diagnosis& d, const correlate::Evidence* e) {

@@ -314,23 +314,6 @@ std::string markdown_fence_for(std::string_view s) {
   return std::string(std::max<std::size_t>(3, longest_run(s, '`') + 1), '`');
 }
 
-std::string format_ranks(const std::set<int>& ranks) {
-  std::vector<int> v(ranks.begin(), ranks.end());
-  std::string out;
-  std::size_t i = 0;
-  while (i < v.size()) {
-    std::size_t j = i;
-    while (j + 1 < v.size() && v[j + 1] == v[j] + 1) {
-      ++j;
-    }
-    if (!out.empty()) {
-      out += ",";
-    }
-    out += j == i ? std::to_string(v[i]) : fmt::format("{}-{}", v[i], v[j]);
-    i = j + 1;
-  }
-  return out.empty() ? "-" : out;
-}
 
 void print_markdown(std::ostream& out, const correlate::Diagnosis& d, const catalog::Catalog& cat,
                     const RunInfo& run) {

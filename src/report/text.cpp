@@ -62,23 +62,6 @@ std::string wrap(std::string_view text, std::size_t width, std::string_view inde
   return out;
 }
 
-std::string ranks_text(const std::set<int>& ranks) {
-  std::vector<int> v(ranks.begin(), ranks.end());
-  std::string out;
-  std::size_t i = 0;
-  while (i < v.size()) {
-    std::size_t j = i;
-    while (j + 1 < v.size() && v[j + 1] == v[j] + 1) {
-      ++j;
-    }
-    if (!out.empty()) {
-      out += ",";
-    }
-    out += j == i ? std::to_string(v[i]) : fmt::format("{}-{}", v[i], v[j]);
-    i = j + 1;
-  }
-  return out.empty() ? "-" : out;
-}
 
 std::string who(const Evidence& e) {
   std::vector<std::string> parts;
@@ -124,7 +107,7 @@ void print_incident(std::ostream& out, const correlate::Diagnosis& d, const cata
   out << "  line     " << util::escape_for_terminal(util::clip(util::trim(inc.first.text), 300)) << "\n";
   std::string seen = fmt::format("{} line{}", inc.count, inc.count == 1 ? "" : "s");
   if (!inc.ranks.empty()) {
-    seen += fmt::format(", rank{} {}", inc.ranks.size() == 1 ? "" : "s", ranks_text(inc.ranks));
+    seen += fmt::format(", rank{} {}", inc.ranks.size() == 1 ? "" : "s", format_ranks(inc.ranks));
   }
   if (!inc.hosts.empty()) {
     seen += fmt::format(", {} host{}", inc.hosts.size(), inc.hosts.size() == 1 ? "" : "s");
@@ -192,7 +175,7 @@ void print_incident(std::ostream& out, const correlate::Diagnosis& d, const cata
         << "\n";
     out << fmt::format("    {:<42} {:>6}  {:<14} {}\n", "SIGNATURE", "COUNT", "RANKS", "FIRST SEEN");
     for (const auto& g : inc.collateral) {
-      out << fmt::format("    {:<42} {:>6}  {:<14} {}\n", cat.at(g.signature).id, g.count, ranks_text(g.ranks),
+      out << fmt::format("    {:<42} {:>6}  {:<14} {}\n", cat.at(g.signature).id, g.count, format_ranks(g.ranks),
                          util::escape_for_terminal(location(d, g.first)));
     }
   }
@@ -244,7 +227,7 @@ void print_text(std::ostream& out, const correlate::Diagnosis& d, const catalog:
     out << st("1", n == 0 ? "REPORTS (downstream symptoms; their cause is not in these logs)" : "UNEXPLAINED REPORTS") << "\n";
     out << fmt::format("  {:<42} {:>6}  {:<14} {}\n", "SIGNATURE", "COUNT", "RANKS", "FIRST SEEN");
     for (const auto& g : d.unexplained) {
-      out << fmt::format("  {:<42} {:>6}  {:<14} {}\n", cat.at(g.signature).id, g.count, ranks_text(g.ranks),
+      out << fmt::format("  {:<42} {:>6}  {:<14} {}\n", cat.at(g.signature).id, g.count, format_ranks(g.ranks),
                          util::escape_for_terminal(location(d, g.first)));
     }
     if (n == 0) {
@@ -272,7 +255,7 @@ void print_text(std::ostream& out, const correlate::Diagnosis& d, const catalog:
       out << "  " << util::escape_for_terminal(location(d, sp.first));
       std::string extra = fmt::format("{} line{}", sp.count, sp.count == 1 ? "" : "s");
       if (!sp.ranks.empty()) {
-        extra += fmt::format(", rank{} {}", sp.ranks.size() == 1 ? "" : "s", ranks_text(sp.ranks));
+        extra += fmt::format(", rank{} {}", sp.ranks.size() == 1 ? "" : "s", format_ranks(sp.ranks));
       }
       if (auto t = format_time(sp.first); !t.empty()) {
         extra += ", " + t;

@@ -67,7 +67,6 @@ std::string markdown_fence_for(std::string_view s);
 std::string sarif_uri(std::string_view path);
 
 // Ranks as compact ranges: {0,1,2,5} -> "0-2,5"; empty -> "-".
-std::string format_ranks(const std::set<int>& ranks);
 
 // A stable fingerprint (16 hex digits, FNV-1a 64) of signature id, file and line.
 std::string finding_fingerprint(std::string_view signature_id, std::string_view file, std::uint64_t line);

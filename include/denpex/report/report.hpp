@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <ostream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,9 @@ void print_json(std::ostream& out, const correlate::Diagnosis& d, const catalog:
 // `denpex explain`: one entry, for people.
 void print_entry(std::ostream& out, const catalog::Signature& sig, const catalog::Catalog& cat,
                  const TextOptions& options);
+
+// "0-2,4-7" for a set of ranks; "-" when empty.
+std::string format_ranks(const std::set<int>& ranks);
 
 // "file:line" for an evidence line.
 std::string location(const correlate::Diagnosis& d, const correlate::Evidence& e);

@@ -1,0 +1,71 @@
+#include "json_fields.hpp"
+
+#include <denpex/report/report.hpp>
+#include <denpex/util/strings.hpp>
+
+namespace denpex::report::detail {
+
+namespace {
+
+ordered_json field_origin(context::Origin o) { return std::string(context::to_string(o)); }
+
+} // namespace
+
+std::string safe(std::string_view s) { return util::sanitize_utf8(s); }
+
+ordered_json where_json(const correlate::Diagnosis& d, const correlate::Evidence& e) {
+  ordered_json w;
+  w["file"] = safe(e.source < d.sources.size() ? d.sources[e.source].name : "?");
+  w["line"] = e.line_no;
+  w["rank"] = e.ctx.rank ? ordered_json(e.ctx.rank->value) : ordered_json(nullptr);
+  w["local_rank"] = e.ctx.local_rank ? ordered_json(e.ctx.local_rank->value) : ordered_json(nullptr);
+  w["host"] = e.ctx.host ? ordered_json(safe(e.ctx.host->value)) : ordered_json(nullptr);
+  w["gpu"] = e.ctx.gpu ? ordered_json(e.ctx.gpu->value) : ordered_json(nullptr);
+  w["pci"] = e.ctx.pci ? ordered_json(e.ctx.pci->value) : ordered_json(nullptr);
+  w["pid"] = e.ctx.pid ? ordered_json(e.ctx.pid->value) : ordered_json(nullptr);
+  const auto t = format_time(e);
+  w["time"] = t.empty() ? ordered_json(nullptr) : ordered_json(t);
+  w["clock"] = std::string(context::to_string(e.ctx.time.kind));
+  w["time_us"] = e.time_us ? ordered_json(*e.time_us) : ordered_json(nullptr);
+  w["mono_us"] = e.ctx.time.kind == context::ClockKind::monotonic ? ordered_json(e.ctx.time.mono_micros)
+                                                                   : ordered_json(nullptr);
+  ordered_json from = ordered_json::object();
+  if (e.ctx.rank) {
+    from["rank"] = field_origin(e.ctx.rank->origin);
+  }
+  if (e.ctx.host) {
+    from["host"] = field_origin(e.ctx.host->origin);
+  }
+  if (e.ctx.pci) {
+    from["pci"] = field_origin(e.ctx.pci->origin);
+  }
+  if (e.ctx.time.kind != context::ClockKind::none) {
+    from["time"] = field_origin(e.ctx.time.origin);
+    w["time_format"] = std::string(e.ctx.time.format);
+  }
+  w["from"] = from;
+  w["text"] = safe(e.text);
+  return w;
+}
+
+ordered_json hosts_json(const std::set<std::string>& hosts) {
+  ordered_json a = ordered_json::array();
+  for (const auto& h : hosts) {
+    a.push_back(safe(h));
+  }
+  return a;
+}
+
+ordered_json group_json(const correlate::Diagnosis& d, const catalog::Catalog& cat, const correlate::Group& g) {
+  ordered_json j;
+  j["signature"] = cat.at(g.signature).id;
+  j["title"] = cat.at(g.signature).title;
+  j["role"] = std::string(catalog::to_string(cat.at(g.signature).role));
+  j["count"] = g.count;
+  j["ranks"] = std::vector<int>(g.ranks.begin(), g.ranks.end());
+  j["hosts"] = hosts_json(g.hosts);
+  j["first"] = where_json(d, g.first);
+  return j;
+}
+
+} // namespace denpex::report::detail

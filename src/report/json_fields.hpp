@@ -1,0 +1,31 @@
+// Private to the report module: the JSON objects that --format json and
+// --format jsonl share (a location, a group of reports), so both formats
+// describe a line the same way.
+#pragma once
+
+#include <set>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include <denpex/catalog/catalog.hpp>
+#include <denpex/correlate/correlate.hpp>
+
+namespace denpex::report::detail {
+
+using nlohmann::ordered_json;
+
+// Log-derived text made valid UTF-8 (invalid bytes become U+FFFD).
+std::string safe(std::string_view s);
+
+// Where a line was seen: file, line, rank, host, GPU, pid, time (as printed,
+// and as microseconds on its clock), where each field came from, the text.
+ordered_json where_json(const correlate::Diagnosis& d, const correlate::Evidence& e);
+
+ordered_json hosts_json(const std::set<std::string>& hosts);
+
+// A group of reports of one signature: count, ranks, hosts, first line.
+ordered_json group_json(const correlate::Diagnosis& d, const catalog::Catalog& cat, const correlate::Group& g);
+
+} // namespace denpex::report::detail
