@@ -36,6 +36,9 @@ status=0
 for t in "${targets[@]}"; do
   corpus=$build/corpus/$t
   artifacts=$build/artifacts/$t
+  # Artifacts of earlier runs are regressions already (or fixed): start clean,
+  # so only what this run finds counts.
+  rm -rf "$artifacts"
   mkdir -p "$corpus" "$artifacts"
   dict=()
   [ -f "tests/fuzz/$t.dict" ] && dict=(-dict="tests/fuzz/$t.dict")
