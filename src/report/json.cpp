@@ -14,6 +14,7 @@ using nlohmann::ordered_json;
 
 using detail::group_json;
 using detail::safe;
+using detail::signals_json;
 using detail::where_json;
 
 } // namespace
@@ -69,17 +70,7 @@ void print_json(std::ostream& out, const correlate::Diagnosis& d, const catalog:
     fix["commands"] = sig.fix.commands;
     j["fix"] = fix;
     j["verify"] = {{"summary", sig.verify.summary}, {"commands", sig.verify.commands}};
-    ordered_json signals = ordered_json::array();
-    for (const auto& s : inc.signals) {
-      ordered_json sj;
-      sj["id"] = sig.signals[s.signal].id;
-      sj["anchor"] = sig.signals[s.signal].anchor;
-      sj["seen"] = s.count > 0;
-      sj["count"] = s.count;
-      sj["first"] = s.first ? where_json(d, *s.first) : ordered_json(nullptr);
-      signals.push_back(sj);
-    }
-    j["signals"] = signals;
+    j["signals"] = signals_json(d, sig, inc);
     j["missing"] = inc.missing;
     ordered_json coll = ordered_json::array();
     for (const auto& g : inc.collateral) {

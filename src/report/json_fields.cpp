@@ -68,4 +68,18 @@ ordered_json group_json(const correlate::Diagnosis& d, const catalog::Catalog& c
   return j;
 }
 
+ordered_json signals_json(const correlate::Diagnosis& d, const catalog::Signature& sig, const correlate::Incident& inc) {
+  ordered_json signals = ordered_json::array();
+  for (const auto& s : inc.signals) {
+    ordered_json sj;
+    sj["id"] = sig.signals[s.signal].id;
+    sj["anchor"] = sig.signals[s.signal].anchor;
+    sj["seen"] = s.count > 0;
+    sj["count"] = s.count;
+    sj["first"] = s.first ? where_json(d, *s.first) : ordered_json(nullptr);
+    signals.push_back(sj);
+  }
+  return signals;
+}
+
 } // namespace denpex::report::detail

@@ -28,4 +28,7 @@ ordered_json hosts_json(const std::set<std::string>& hosts);
 // A group of reports of one signature: count, ranks, hosts, first line.
 ordered_json group_json(const correlate::Diagnosis& d, const catalog::Catalog& cat, const correlate::Group& g);
 
+// An incident's signals: id, anchor, seen, count, first line.
+ordered_json signals_json(const correlate::Diagnosis& d, const catalog::Signature& sig, const correlate::Incident& inc);
+
 } // namespace denpex::report::detail

@@ -24,6 +24,7 @@ using nlohmann::ordered_json;
 using detail::group_json;
 using detail::hosts_json;
 using detail::safe;
+using detail::signals_json;
 using detail::where_json;
 
 const std::string& source_name(const correlate::Diagnosis& d, const correlate::Evidence& e) {
@@ -78,17 +79,7 @@ void print_jsonl(std::ostream& out, const correlate::Diagnosis& d, const catalog
     j["pci"] = inc.pci.empty() ? ordered_json(nullptr) : ordered_json(inc.pci);
     j["caused_by"] = inc.caused_by.empty() ? ordered_json(nullptr) : ordered_json("xid." + inc.caused_by);
     j["fix"] = sig.fix.summary;
-    ordered_json signals = ordered_json::array();
-    for (const auto& s : inc.signals) {
-      ordered_json sj;
-      sj["id"] = sig.signals[s.signal].id;
-      sj["anchor"] = sig.signals[s.signal].anchor;
-      sj["seen"] = s.count > 0;
-      sj["count"] = s.count;
-      sj["first"] = s.first ? where_json(d, *s.first) : ordered_json(nullptr);
-      signals.push_back(sj);
-    }
-    j["signals"] = signals;
+    j["signals"] = signals_json(d, sig, inc);
     ordered_json missing = ordered_json::array();
     for (const auto& m : inc.missing) {
       missing.push_back(safe(m));
