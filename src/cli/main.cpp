@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <denpex/catalog/catalog.hpp>
@@ -237,6 +238,21 @@ bool load_config(ConfigFile& cfg) {
   return true;
 }
 
+// Prose is wrapped to the terminal: $COLUMNS, else the tty's width, else 100.
+std::size_t text_width() {
+  if (const char* c = std::getenv("COLUMNS"); c != nullptr) {
+    const long v = std::strtol(c, nullptr, 10);
+    if (v >= 40 && v <= 1000) {
+      return static_cast<std::size_t>(v);
+    }
+  }
+  struct winsize ws {};
+  if (::isatty(STDOUT_FILENO) != 0 && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40) {
+    return ws.ws_col;
+  }
+  return 100;
+}
+
 int current_year() {
   const std::time_t now = std::time(nullptr);
   std::tm tm{};
@@ -356,6 +372,7 @@ int run_diagnose(const CommonArgs& common, const DiagnoseArgs& args) {
     } else {
       report::TextOptions to;
       to.color = use_color(common.color, STDOUT_FILENO);
+      to.width = text_width();
       report::print_text(std::cout, diagnosis, *cat, run, to);
     }
     std::cout.flush();
@@ -509,6 +526,7 @@ int run_explain(const CommonArgs& common, const std::string& query) {
   }
   report::TextOptions to;
   to.color = use_color(common.color, STDOUT_FILENO);
+  to.width = text_width();
   if (found.empty()) {
     std::cerr << "denpex: error: no signature matches '" << util::escape_for_terminal(query)
               << "'\n  help: `denpex signatures list` shows every id\n";
