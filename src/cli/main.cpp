@@ -47,6 +47,7 @@ namespace {
 struct CommonArgs {
   std::vector<std::string> signature_dirs;
   bool no_builtin = false;
+  bool strict = false;
   std::string color = "auto";
   bool quiet = false;
 };
@@ -151,6 +152,10 @@ std::optional<catalog::Catalog> load(const CommonArgs& common, Diagnostics& diag
   lo.builtin = !common.no_builtin;
   lo.dirs = common.signature_dirs;
   auto cat = catalog::load_catalog(lo, diags);
+  if (common.strict && diags.has_errors()) {
+    // --strict: a bad entry in any catalog stops the run before it reads a log.
+    return std::nullopt;
+  }
   return cat;
 }
 
@@ -272,6 +277,10 @@ std::vector<std::string> paths_or_stdin(std::vector<std::string> paths) {
 int run_diagnose(const CommonArgs& common, const DiagnoseArgs& args) {
   Diagnostics diags;
   auto cat = load(common, diags);
+  if (!cat) {
+    print_diagnostics(diags);
+    return k_exit_error;
+  }
   const bool catalog_errors = diags.has_errors();
   const auto parsed_fail_on = catalog::parse_severity(args.fail_on);
   const bool gate = args.fail_on != "never";
@@ -401,6 +410,10 @@ int run_diagnose(const CommonArgs& common, const DiagnoseArgs& args) {
 int run_grep(const CommonArgs& common, const GrepArgs& args) {
   Diagnostics diags;
   auto cat = load(common, diags);
+  if (!cat) {
+    print_diagnostics(diags);
+    return k_exit_error;
+  }
   std::optional<catalog::Role> role;
   if (!args.role.empty()) {
     role = catalog::parse_role(args.role);
@@ -498,6 +511,9 @@ int run_explain(const CommonArgs& common, const std::string& query) {
   Diagnostics diags;
   auto cat = load(common, diags);
   print_diagnostics(diags);
+  if (!cat) {
+    return k_exit_error;
+  }
   std::string q = query;
   if (util::starts_with(util::to_lower(q), "xid-") || util::starts_with(util::to_lower(q), "xid ")) {
     q = "xid." + q.substr(4);
@@ -549,6 +565,9 @@ int run_signatures(const CommonArgs& common, const std::string& action, const st
   auto cat = load(common, diags);
   const bool load_errors = diags.has_errors();
   print_diagnostics(diags);
+  if (!cat) {
+    return k_exit_error;
+  }
   if (action == "list" && stats) {
     print_catalog_stats(std::cout, *cat);
     return load_errors ? k_exit_error : k_exit_ok;
@@ -640,6 +659,9 @@ int run(int argc, char** argv) {
         ->type_name("DIR")
         ->allow_extra_args(false);
     sub->add_flag("--no-builtin", common.no_builtin, "do not load the built-in catalog");
+    sub->add_flag("--strict", common.strict,
+                  "stop before reading any log if a signature file has an error (default: report it, leave the entry "
+                  "out, go on)");
     sub->add_option("--color", common.color, "colour output: auto, always, never (NO_COLOR is honoured)")
         ->check(CLI::IsMember({"auto", "always", "never"}));
     sub->add_flag("-q,--quiet", common.quiet, "print nothing; report through the exit status only");
