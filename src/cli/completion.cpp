@@ -9,7 +9,7 @@ _denpex() {
   local cur prev words cword
   _init_completion 2>/dev/null || { cur="${COMP_WORDS[COMP_CWORD]}"; prev="${COMP_WORDS[COMP_CWORD-1]}"; }
   local cmd="${COMP_WORDS[1]}"
-  local common="--signatures --no-builtin --color --quiet -q --no-config --help"
+  local common="--signatures --no-builtin --strict --color --quiet -q --no-config --help"
   if [ "$COMP_CWORD" -eq 1 ]; then
     COMPREPLY=($(compgen -W "diagnose grep explain signatures completion --version --help" -- "$cur"))
     return
@@ -64,6 +64,7 @@ _denpex() {
   common=(
     '*--signatures[also load signature entries from DIR]:directory:_directories'
     '--no-builtin[do not load the built-in catalog]'
+    '--strict[stop if a signature file has an error]'
     '--color[colour output]:when:(auto always never)'
     '(-q --quiet)'{-q,--quiet}'[print nothing; exit status only]'
     '--no-config[ignore .denpex.json files]'
