@@ -91,26 +91,14 @@ std::string github_escape_data(std::string_view s) {
 }
 
 std::string github_escape_property(std::string_view s) {
+  // Properties (file=, title=) are data plus the separators ':' and ','.
   std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-    case '%':
-      out += "%25";
-      break;
-    case '\r':
-      out += "%0D";
-      break;
-    case '\n':
-      out += "%0A";
-      break;
-    case ':':
+  for (char c : github_escape_data(s)) {
+    if (c == ':') {
       out += "%3A";
-      break;
-    case ',':
+    } else if (c == ',') {
       out += "%2C";
-      break;
-    default:
+    } else {
       out += c;
     }
   }

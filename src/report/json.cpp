@@ -13,6 +13,7 @@ namespace {
 using nlohmann::ordered_json;
 
 using detail::group_json;
+using detail::groups_json;
 using detail::safe;
 using detail::signals_json;
 using detail::where_json;
@@ -72,16 +73,8 @@ void print_json(std::ostream& out, const correlate::Diagnosis& d, const catalog:
     j["verify"] = {{"summary", sig.verify.summary}, {"commands", sig.verify.commands}};
     j["signals"] = signals_json(d, sig, inc);
     j["missing"] = inc.missing;
-    ordered_json coll = ordered_json::array();
-    for (const auto& g : inc.collateral) {
-      coll.push_back(group_json(d, cat, g));
-    }
-    j["collateral"] = coll;
-    ordered_json ctx = ordered_json::array();
-    for (const auto& g : inc.context) {
-      ctx.push_back(group_json(d, cat, g));
-    }
-    j["context"] = ctx;
+    j["collateral"] = groups_json(d, cat, inc.collateral);
+    j["context"] = groups_json(d, cat, inc.context);
     std::vector<std::string> refs;
     for (const auto& r : sig.references) {
       refs.push_back(r.url);

@@ -68,6 +68,15 @@ ordered_json group_json(const correlate::Diagnosis& d, const catalog::Catalog& c
   return j;
 }
 
+ordered_json groups_json(const correlate::Diagnosis& d, const catalog::Catalog& cat,
+                         const std::vector<correlate::Group>& groups) {
+  ordered_json a = ordered_json::array();
+  for (const auto& g : groups) {
+    a.push_back(group_json(d, cat, g));
+  }
+  return a;
+}
+
 ordered_json signals_json(const correlate::Diagnosis& d, const catalog::Signature& sig, const correlate::Incident& inc) {
   ordered_json signals = ordered_json::array();
   for (const auto& s : inc.signals) {

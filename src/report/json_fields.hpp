@@ -28,6 +28,9 @@ ordered_json hosts_json(const std::set<std::string>& hosts);
 // A group of reports of one signature: count, ranks, hosts, first line.
 ordered_json group_json(const correlate::Diagnosis& d, const catalog::Catalog& cat, const correlate::Group& g);
 
+ordered_json groups_json(const correlate::Diagnosis& d, const catalog::Catalog& cat,
+                         const std::vector<correlate::Group>& groups);
+
 // An incident's signals: id, anchor, seen, count, first line.
 ordered_json signals_json(const correlate::Diagnosis& d, const catalog::Signature& sig, const correlate::Incident& inc);
 

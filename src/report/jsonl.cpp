@@ -22,6 +22,7 @@ namespace {
 using nlohmann::ordered_json;
 
 using detail::group_json;
+using detail::groups_json;
 using detail::hosts_json;
 using detail::safe;
 using detail::signals_json;
@@ -85,16 +86,8 @@ void print_jsonl(std::ostream& out, const correlate::Diagnosis& d, const catalog
       missing.push_back(safe(m));
     }
     j["missing"] = missing;
-    ordered_json coll = ordered_json::array();
-    for (const auto& g : inc.collateral) {
-      coll.push_back(group_json(d, cat, g));
-    }
-    j["collateral"] = coll;
-    ordered_json ctx = ordered_json::array();
-    for (const auto& g : inc.context) {
-      ctx.push_back(group_json(d, cat, g));
-    }
-    j["context"] = ctx;
+    j["collateral"] = groups_json(d, cat, inc.collateral);
+    j["context"] = groups_json(d, cat, inc.context);
     emit(out, j);
   }
   for (const auto& g : d.unexplained) {
