@@ -83,11 +83,7 @@ void print_json(std::ostream& out, const correlate::Diagnosis& d, const catalog:
     incidents.push_back(j);
   }
   root["incidents"] = incidents;
-  ordered_json unexplained = ordered_json::array();
-  for (const auto& g : d.unexplained) {
-    unexplained.push_back(group_json(d, cat, g));
-  }
-  root["unexplained"] = unexplained;
+  root["unexplained"] = groups_json(d, cat, d.unexplained);
   if (d.inference) {
     const auto& inf = *d.inference;
     root["inference"] = {{"summary", inf.summary},
