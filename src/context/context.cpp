@@ -510,10 +510,51 @@ void rank_from_block(std::string_view chunk, std::size_t line_pos, std::string_v
 
 } // namespace
 
+namespace {
+
+// The last torchrun prefix ("[rank3]:" / "[default3]:") before a message that
+// does not start the line: another rank's output was interleaved in front.
+// Returns where that prefix starts, or npos.
+std::size_t rank_from_interleaved_prefix(std::string_view before, LineContext& ctx) {
+  for (std::size_t at = before.rfind('['); at != std::string_view::npos && at > 0;
+       at = at == 0 ? std::string_view::npos : before.rfind('[', at - 1)) {
+    std::size_t i = at + 1;
+    while (i < before.size() && is_alpha(before[i])) {
+      ++i;
+    }
+    const std::string_view word = before.substr(at + 1, i - at - 1);
+    if (word != "rank" && word != "default") {
+      continue;
+    }
+    std::size_t j = i;
+    auto n = read_int(before, j);
+    if (n && j + 1 < before.size() && before[j] == ']' && before[j + 1] == ':') {
+      if (word == "rank") {
+        ctx.rank = Field<int>{*n, Origin::prefix};
+      } else {
+        ctx.local_rank = Field<int>{*n, Origin::prefix};
+      }
+      return at;
+    }
+  }
+  return std::string_view::npos;
+}
+
+} // namespace
+
 SourceContext::SourceContext(std::string_view source_name) : m_path(parse_path(source_name)) {}
 
-LineContext SourceContext::context_for(std::string_view chunk, std::size_t line_pos, std::string_view line) {
+LineContext SourceContext::context_for(std::string_view chunk, std::size_t line_pos, std::string_view line,
+                                       std::size_t match_pos) {
   LineContext ctx = parse_line(line);
+  if (match_pos > 0) {
+    const auto at = rank_from_interleaved_prefix(line.substr(0, std::min(match_pos, line.size())), ctx);
+    if (at != std::string_view::npos) {
+      if (auto t = find_timestamp(line.substr(at))) {
+        ctx.time = *t; // the interleaved message's own stamp, not the line's first
+      }
+    }
+  }
   if (ctx.time.kind == ClockKind::none) {
     // Look back through the chunk, a bounded number of lines.
     std::size_t end = line_pos;

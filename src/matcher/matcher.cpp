@@ -281,6 +281,7 @@ bool Matcher::scan_candidates(const source::Chunk& chunk, const std::vector<int>
     ev.captures = &captures;
     ev.chunk = text;
     ev.line_pos = h.line_start;
+    ev.match_pos = h.match_begin - h.line_start;
     if (!sink.matched(ev)) {
       return false;
     }

@@ -386,7 +386,7 @@ public:
     hit.source = m_source;
     hit.line_no = ev.line_no;
     hit.last_line_no = ev.line_no;
-    hit.ctx = m_ctx.context_for(ev.chunk, ev.line_pos, ev.line);
+    hit.ctx = m_ctx.context_for(ev.chunk, ev.line_pos, ev.line, ev.match_pos);
     for (const auto& c : *ev.captures) {
       hit.captures.emplace_back(std::string(c.name), std::string(util::clip(c.value, 256)));
     }

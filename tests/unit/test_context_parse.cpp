@@ -419,3 +419,28 @@ TEST_CASE("context::SourceContext: end_chunk on a chunk without stamps keeps the
   CHECK(ctx.time.wall.year == 2025);
   CHECK(ctx.time.wall.micros == 655000);
 }
+
+// Output of two ranks interleaved on one line (a pasted log, or two processes
+// writing to one pipe without line buffering): the message that matched is
+// rank 3's, after rank 1's unfinished warning. Line format: ProcessGroupNCCL's
+// watchdog timeout as in testdata/sample/train.log.
+TEST_CASE("context::SourceContext: a prefix interleaved mid-line names the rank of the message after it", "[context]") {
+  const std::string first = "[rank1]:[W1129 17:59:57.100000 2337 ProcessGroupNCCL.cpp:1234] Warning: bucket view ";
+  const std::string second = "[rank3]:[E1129 18:09:58.100000 2339 torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:616] "
+                             "[Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, "
+                             "OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600012 "
+                             "milliseconds before timing out.";
+  const std::string line = first + second;
+  const std::string chunk = line + "\n";
+  denpex::context::SourceContext sc("train.log");
+  const auto at_message = line.find("Watchdog caught");
+  const auto ctx = sc.context_for(chunk, 0, line, at_message);
+  REQUIRE(ctx.rank);
+  CHECK(ctx.rank->value == 3);
+  CHECK(ctx.time.wall.hour == 18);
+  CHECK(ctx.time.wall.minute == 9);
+  // The message at the start of the line keeps rank 1.
+  const auto ctx1 = sc.context_for(chunk, 0, line, line.find("Warning:"));
+  REQUIRE(ctx1.rank);
+  CHECK(ctx1.rank->value == 1);
+}

@@ -94,7 +94,12 @@ public:
   // Context for the matched line at `line_pos` in `chunk`: the line's own
   // fields, then (for what is missing) the nearest earlier stamp in the chunk
   // or from earlier chunks, then the source's path.
-  LineContext context_for(std::string_view chunk, std::size_t line_pos, std::string_view line);
+  //
+  // `match_pos` is where the matched message starts in the line: when output
+  // from several ranks was interleaved on one line ("[rank1]:... [rank3]:[E..."),
+  // the launcher prefix nearest before it names the rank.
+  LineContext context_for(std::string_view chunk, std::size_t line_pos, std::string_view line,
+                          std::size_t match_pos = 0);
 
   // Call at the end of every chunk: remembers the last stamp in it (looking
   // back over at most a few lines).

@@ -35,6 +35,7 @@ struct MatchEvent {
   const std::vector<Capture>* captures = nullptr;
   std::string_view chunk;      // the whole chunk, for looking at neighbouring lines
   std::size_t line_pos = 0;    // where `line` starts inside `chunk`
+  std::size_t match_pos = 0;   // where the match starts inside `line`
 };
 
 // Push-model consumer (ripgrep's Sink). matched() returns false to stop.
