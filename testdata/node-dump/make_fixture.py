@@ -2,7 +2,7 @@
 """Builds the node-dump fixture (testdata/README.md): the same node-017 tree as
 a directory, a .tar.gz and a .zip, plus a truncated .gz. Deterministic (fixed
 mtimes, sorted members), so rerunning it changes nothing."""
-import gzip, io, os, tarfile, zipfile
+import bz2, gzip, io, lzma, os, tarfile, zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "node-017")
@@ -54,6 +54,11 @@ def main():
             zi = zipfile.ZipInfo("node-017/" + name, date_time=(2024, 11, 29, 18, 0, 0))
             zi.compress_type = zipfile.ZIP_DEFLATED
             z.writestr(zi, fs[name])
+    # The same tar as .tar.xz and a rank log as .bz2 (libarchive reads both).
+    with open(os.path.join(HERE, "node-017.tar.xz"), "wb") as f:
+        f.write(lzma.compress(buf.getvalue(), preset=6))
+    with open(os.path.join(HERE, "rank_3.log.bz2"), "wb") as f:
+        f.write(bz2.compress(fs["logs/rank_3.log"]))
     # A crash-truncated compressed log: the first 60% of a gzip stream.
     with open(os.path.join(HERE, "..", "sample", "train.log"), "rb") as f:
         whole = gzip.compress(f.read(), mtime=MTIME)
