@@ -287,7 +287,6 @@ void print_sarif(std::ostream& out, const correlate::Diagnosis& d, const catalog
   ordered_json driver;
   driver["name"] = "denpex";
   driver["version"] = run.version;
-  driver["informationUri"] = std::string(k_information_uri);
   driver["rules"] = rules;
 
   ordered_json invocation;

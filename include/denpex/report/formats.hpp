@@ -24,8 +24,6 @@ namespace denpex::report {
 // GitHub code scanning validates against).
 inline constexpr std::string_view k_sarif_schema_uri =
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
-// tool.driver.informationUri. TODO(#7): replace with the project's published home page.
-inline constexpr std::string_view k_information_uri = "https://github.com/denpex/denpex";
 // Version of the JSON Lines records (the "schema_version" field of each line).
 inline constexpr int k_jsonl_schema_version = 1;
 
