@@ -10,6 +10,7 @@
 #include <fstream>
 #include <ctime>
 #include <iostream>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -362,6 +363,14 @@ int run_diagnose(const CommonArgs& common, const DiagnoseArgs& args) {
   progress.stop();
   report::RunInfo run{DENPEX_VERSION, result.totals.bytes, result.totals.lines, result.totals.sources,
                       result.totals.long_lines_cut, diags.items()};
+  // Starting points are lines no signature matched: drop sampled lines that did.
+  std::set<std::pair<std::uint32_t, std::uint64_t>> matched_lines;
+  for (const auto& h : result.hits) {
+    matched_lines.emplace(h.source, h.line_no);
+  }
+  std::erase_if(result.error_lines, [&](const correlate::ErrorLine& e) {
+    return matched_lines.count({e.source, e.line_no}) != 0;
+  });
   auto diagnosis = correlate::correlate(std::move(result.hits), std::move(result.sources), *cat, co, result.progress);
   correlate::add_starting_points(diagnosis, result.error_lines, co);
   if (args.redact) {
