@@ -56,16 +56,6 @@ int year_of(std::int64_t epoch_seconds) {
   return tm.tm_year + 1900;
 }
 
-// Orders by time where both have one, else by input position.
-bool earlier(const Prepared& a, const Prepared& b) {
-  if (comparable(a.stamp, b.stamp) && a.stamp->t != b.stamp->t) {
-    return a.stamp->t < b.stamp->t;
-  }
-  if (a.hit->source != b.hit->source) {
-    return a.hit->source < b.hit->source;
-  }
-  return a.hit->line_no < b.hit->line_no;
-}
 
 Time stamp_of(const Evidence& e) {
   if (e.time_us) {
@@ -75,6 +65,16 @@ Time stamp_of(const Evidence& e) {
     return Stamp{e.ctx.time.mono_micros, e.source + 1};
   }
   return std::nullopt;
+}
+
+// Whether hit `p` comes before the line kept as `e`: by time where both
+// stamps are on one clock, else by input position.
+bool earlier_than(const Prepared& p, const Evidence& e) {
+  const Time te = stamp_of(e);
+  if (comparable(p.stamp, te) && p.stamp->t != te->t) {
+    return p.stamp->t < te->t;
+  }
+  return std::tie(p.hit->source, p.hit->line_no) < std::tie(e.source, e.line_no);
 }
 
 Evidence evidence_of(const Prepared& p) {
@@ -106,12 +106,7 @@ void add_to_group(std::vector<Group>& groups, const Prepared& p) {
     groups.push_back(std::move(g));
     it = groups.end() - 1;
   } else {
-    Prepared cur{nullptr, it->first.time_us, stamp_of(it->first)};
-    Hit tmp;
-    tmp.source = it->first.source;
-    tmp.line_no = it->first.line_no;
-    cur.hit = &tmp;
-    if (earlier(p, cur)) {
+    if (earlier_than(p, it->first)) {
       it->first = evidence_of(p);
     }
   }
@@ -335,12 +330,7 @@ Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const
       work.push_back(std::move(w));
     }
     Work& w = work[it->second];
-    Prepared cur{nullptr, std::nullopt, w.first_time};
-    Hit tmp;
-    tmp.source = w.inc.first.source;
-    tmp.line_no = w.inc.first.line_no;
-    cur.hit = &tmp;
-    if (earlier(p, cur)) {
+    if (earlier_than(p, w.inc.first)) {
       w.inc.first = evidence_of(p);
       w.first_time = p.stamp;
     }
@@ -438,6 +428,17 @@ Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const
   }
 
   // --- A cause that explains another turns it into collateral. ---
+  // b becomes a's collateral.
+  auto absorb = [](Work& a, Work& b) {
+    Group g;
+    g.signature = b.inc.signature;
+    g.count = b.inc.count;
+    g.ranks = b.inc.ranks;
+    g.hosts = b.inc.hosts;
+    g.first = b.inc.first;
+    a.inc.collateral.push_back(std::move(g));
+    b.absorbed = true;
+  };
   auto time_ok = [&](const Work& a, const Work& b) {
     // b may follow a (or be concurrent within the skew window).
     if (comparable(a.first_time, b.first_time)) {
@@ -495,14 +496,7 @@ Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const
       if (auto id = cat.find("xid." + b.inc.caused_by)) {
         for (auto& a : work) {
           if (&a != &b && !a.absorbed && a.inc.signature == *id && same_gpu(a, b)) {
-            Group g;
-            g.signature = b.inc.signature;
-            g.count = b.inc.count;
-            g.ranks = b.inc.ranks;
-            g.hosts = b.inc.hosts;
-            g.first = b.inc.first;
-            a.inc.collateral.push_back(std::move(g));
-            b.absorbed = true;
+            absorb(a, b);
             break;
           }
         }
@@ -518,14 +512,7 @@ Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const
       const bool explained =
           cat.explains(a.inc.signature, b.inc.signature) && time_ok(a, b) && same_gpu(a, b) && same_node(a, b);
       if (explained || same_event(a, b)) {
-        Group g;
-        g.signature = b.inc.signature;
-        g.count = b.inc.count;
-        g.ranks = b.inc.ranks;
-        g.hosts = b.inc.hosts;
-        g.first = b.inc.first;
-        a.inc.collateral.push_back(std::move(g));
-        b.absorbed = true;
+        absorb(a, b);
         break;
       }
     }
