@@ -12,7 +12,12 @@ denpex_module(source SOURCES src/source/byte_stream.cpp src/source/line_reader.c
               PUBLIC denpex_util PRIVATE PkgConfig::LIBARCHIVE PkgConfig::ZLIB)
 denpex_module(catalog SOURCES src/catalog/loader.cpp PUBLIC denpex_util
               PRIVATE nlohmann_json::nlohmann_json PkgConfig::RE2)
-denpex_module(matcher SOURCES src/matcher/matcher.cpp PUBLIC denpex_catalog denpex_source PRIVATE PkgConfig::RE2)
+denpex_module(matcher SOURCES src/matcher/matcher.cpp src/matcher/prefilter.cpp PUBLIC denpex_catalog denpex_source
+              PRIVATE PkgConfig::RE2)
+if(HS_FOUND)
+  target_compile_definitions(denpex_matcher PRIVATE DENPEX_HAVE_HYPERSCAN)
+  target_link_libraries(denpex_matcher PRIVATE PkgConfig::HS)
+endif()
 denpex_module(context SOURCES src/context/context.cpp src/context/timestamp.cpp PUBLIC denpex_util)
 denpex_module(correlate SOURCES src/correlate/correlate.cpp PUBLIC denpex_catalog denpex_context PRIVATE fmt::fmt)
 denpex_module(scan SOURCES src/scan/scan.cpp

@@ -25,6 +25,7 @@
 #include <denpex/catalog/catalog.hpp>
 #include <denpex/correlate/correlate.hpp>
 #include <denpex/matcher/matcher.hpp>
+#include <denpex/matcher/prefilter.hpp>
 #include <denpex/report/formats.hpp>
 #include <denpex/report/redact.hpp>
 #include <denpex/report/report.hpp>
@@ -51,6 +52,7 @@ struct CommonArgs {
   bool strict = false;
   std::string color = "auto";
   bool quiet = false;
+  bool no_prefilter = false;
 };
 
 struct DiagnoseArgs {
@@ -275,6 +277,19 @@ std::vector<std::string> paths_or_stdin(std::vector<std::string> paths) {
   return paths;
 }
 
+// The matcher as every command builds it: the Hyperscan prefilter with the
+// built-in patterns prebuilt (unless --no-prefilter), RE2 behind it.
+Expected<matcher::Matcher> compile_matcher(const catalog::Catalog& cat, matcher::MatcherOptions mo,
+                                           const CommonArgs& common, bool verbose) {
+  mo.prefilter = !common.no_prefilter;
+  mo.prebuilt_prefilter = matcher::builtin_prefilter_blob();
+  auto m = matcher::Matcher::compile(cat, mo);
+  if (m && verbose) {
+    std::cerr << "denpex: matcher: " << m->describe() << "\n";
+  }
+  return m;
+}
+
 int run_diagnose(const CommonArgs& common, const DiagnoseArgs& args) {
   Diagnostics diags;
   auto cat = load(common, diags);
@@ -295,7 +310,7 @@ int run_diagnose(const CommonArgs& common, const DiagnoseArgs& args) {
     return std::find(args.ignore.begin(), args.ignore.end(), s.id) == args.ignore.end();
   };
   mo.extra_patterns = scan::error_line_patterns();
-  auto m = matcher::Matcher::compile(*cat, mo);
+  auto m = compile_matcher(*cat, mo, common, args.verbose);
   if (!m) {
     diags.error(m.error());
     print_diagnostics(diags);
@@ -443,7 +458,7 @@ int run_grep(const CommonArgs& common, const GrepArgs& args) {
     }
     return !role || s.role == *role;
   };
-  auto m = matcher::Matcher::compile(*cat, mo);
+  auto m = compile_matcher(*cat, mo, common, args.verbose);
   if (!m) {
     diags.error(m.error());
     print_diagnostics(diags);
@@ -603,7 +618,7 @@ int run_signatures(const CommonArgs& common, const std::string& action, const st
     }
     return k_exit_ok;
   }
-  auto m = matcher::Matcher::compile(*cat);
+  auto m = compile_matcher(*cat, {}, common, false);
   if (!m) {
     std::cerr << util::escape_for_terminal(format_diagnostic({Level::error, m.error()})) << "\n";
     return k_exit_error;
@@ -675,6 +690,8 @@ int run(int argc, char** argv) {
         ->check(CLI::IsMember({"auto", "always", "never"}));
     sub->add_flag("-q,--quiet", common.quiet, "print nothing; report through the exit status only");
     sub->add_flag("--no-config", no_config, "ignore .denpex.json files");
+    sub->add_flag("--no-prefilter", common.no_prefilter,
+                  "match with RE2 alone, without the Hyperscan prefilter (same results, slower; for measuring)");
   };
 
   DiagnoseArgs dargs;

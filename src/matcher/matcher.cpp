@@ -1,6 +1,10 @@
 #include <denpex/matcher/matcher.hpp>
+#include <denpex/matcher/prefilter.hpp>
+
+#include "prefilter_impl.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <deque>
 #include <mutex>
 #include <atomic>
@@ -83,9 +87,36 @@ RE2::Options base_options() {
 
 struct Matcher::Impl {
   std::deque<Pattern> patterns; // a deque: Pattern holds a once_flag and never moves
-  std::size_t extra_count = 0;  // MatcherOptions::extra_patterns, after the signals in the set
+  std::size_t extra_count = 0;  // MatcherOptions::extra_patterns, numbered after the signals
+  // Finds which patterns may occur in a chunk; nullptr without Hyperscan.
+  std::unique_ptr<detail::Prefilter> prefilter;
+  // The patterns the prefilter does not cover (all of them without it), in
+  // one RE2::Set that runs over every byte; set index k is pattern set_to_pattern[k].
   std::unique_ptr<RE2::Set> set;
+  std::vector<std::uint32_t> set_to_pattern;
   mutable std::atomic<bool> warned_oom{false};
+  mutable std::atomic<bool> warned_prefilter{false};
+
+  std::size_t total() const { return patterns.size() + extra_count; }
+
+  // The slow path, when a faster one failed: every signal pattern's own RE2
+  // over the whole text. `which` limits it to those indexes (nullptr: all).
+  void match_one_by_one(std::string_view text, const std::vector<std::uint32_t>* which, std::vector<int>& out) const {
+    auto one = [&](std::uint32_t p) {
+      if (p < patterns.size() && RE2::PartialMatch(re2::StringPiece(text.data(), text.size()), patterns[p].re())) {
+        out.push_back(static_cast<int>(p));
+      }
+    };
+    if (which != nullptr) {
+      for (const auto p : *which) {
+        one(p);
+      }
+    } else {
+      for (std::uint32_t p = 0; p < patterns.size(); ++p) {
+        one(p);
+      }
+    }
+  }
 
   // Finds every hit of pattern `p` in `text` and appends it to `hits`.
   void find_all(std::uint32_t p, std::string_view text, std::vector<Hit>& hits, std::vector<Span>& spans) const {
@@ -147,71 +178,109 @@ bool Matcher::has_extra_patterns() const { return m_impl->extra_count > 0; }
 
 Expected<Matcher> Matcher::compile(const catalog::Catalog& catalog, const MatcherOptions& options) {
   auto impl = std::make_unique<Impl>();
-  RE2::Options set_opts = base_options();
-  set_opts.set_max_mem(options.set_max_mem);
-  impl->set = std::make_unique<RE2::Set>(set_opts, RE2::UNANCHORED);
+  std::vector<std::string_view> sources; // every pattern, signals then extras, without "(?m)"
   for (std::uint32_t s = 0; s < catalog.size(); ++s) {
     const auto& sig = catalog.at(s);
     if (options.include && !options.include(sig)) {
       continue;
     }
     for (std::uint32_t k = 0; k < sig.signals.size(); ++k) {
-      const std::string pattern = "(?m)" + sig.signals[k].pattern;
-      std::string error;
-      const int index = impl->set->Add(pattern, &error);
-      if (index < 0) {
-        return make_error(ErrorKind::invalid, sig.file + ": /signals/" + std::to_string(k) + "/pattern",
-                          "invalid regex: " + error);
-      }
-      DENPEX_ASSERT(static_cast<std::size_t>(index) == impl->patterns.size());
-      impl->patterns.emplace_back(s, k, pattern, sig.signals[k].compiled);
+      impl->patterns.emplace_back(s, k, "(?m)" + sig.signals[k].pattern, sig.signals[k].compiled);
+      sources.push_back(sig.signals[k].pattern);
     }
   }
   for (const auto& extra : options.extra_patterns) {
-    std::string error;
-    if (impl->set->Add("(?m)" + extra, &error) < 0) {
-      return make_error(ErrorKind::invalid, "matcher", "invalid extra pattern: " + error);
-    }
+    sources.push_back(extra);
     ++impl->extra_count;
   }
-  if ((!impl->patterns.empty() || impl->extra_count > 0) && !impl->set->Compile()) {
-    return make_error(ErrorKind::invalid, "catalog", "the signature set does not compile within the RE2 memory budget",
-                      "raise MatcherOptions::set_max_mem");
+
+  std::vector<std::uint32_t> unfiltered;
+  if (options.prefilter) {
+    std::vector<std::optional<std::string>> expressions;
+    expressions.reserve(sources.size());
+    for (const auto p : sources) {
+      expressions.push_back(hyperscan_expression(p));
+    }
+    impl->prefilter = detail::Prefilter::build(expressions, options.prebuilt_prefilter, unfiltered);
+  } else {
+    for (std::size_t k = 0; k < sources.size(); ++k) {
+      unfiltered.push_back(static_cast<std::uint32_t>(k));
+    }
+  }
+
+  if (!unfiltered.empty()) {
+    RE2::Options set_opts = base_options();
+    set_opts.set_max_mem(options.set_max_mem);
+    impl->set = std::make_unique<RE2::Set>(set_opts, RE2::UNANCHORED);
+    for (const auto p : unfiltered) {
+      std::string error;
+      if (impl->set->Add("(?m)" + std::string(sources[p]), &error) < 0) {
+        if (p >= impl->patterns.size()) {
+          return make_error(ErrorKind::invalid, "matcher", "invalid extra pattern: " + error);
+        }
+        const auto& pat = impl->patterns[p];
+        return make_error(ErrorKind::invalid,
+                          catalog.at(pat.signature).file + ": /signals/" + std::to_string(pat.signal) + "/pattern",
+                          "invalid regex: " + error);
+      }
+      impl->set_to_pattern.push_back(p);
+    }
+    if (!impl->set->Compile()) {
+      return make_error(ErrorKind::invalid, "catalog",
+                        "the signature set does not compile within the RE2 memory budget",
+                        "raise MatcherOptions::set_max_mem");
+    }
   }
   return Matcher(std::move(impl));
+}
+
+std::string Matcher::describe() const {
+  const auto& impl = *m_impl;
+  std::string s = impl.prefilter ? impl.prefilter->describe() : "no prefilter";
+  s += "; " + std::to_string(impl.set_to_pattern.size()) + " patterns scanned by RE2 alone";
+  return s;
 }
 
 void Matcher::candidates(std::string_view text, std::vector<int>& out, Diagnostics& diags, ScanStats* stats) const {
   const auto& impl = *m_impl;
   out.clear();
-  if ((impl.patterns.empty() && impl.extra_count == 0) || text.empty()) {
+  if (impl.total() == 0 || text.empty()) {
     return;
   }
-  RE2::Set::ErrorInfo info{};
-  const bool any = impl.set->Match(re2::StringPiece(text.data(), text.size()), &out, &info);
   if (stats != nullptr) {
     ++stats->chunks;
   }
-  if (!any) {
+  if (impl.prefilter && !impl.prefilter->scan(text, out)) {
+    // Never a silent miss: without the prefilter's answer, ask RE2 for all.
     out.clear();
-    if (info.kind == RE2::Set::kNoError) {
-      return;
-    }
-    // A silent miss is worse than a slow scan: try every pattern alone.
-    if (stats != nullptr) {
-      ++stats->dfa_fallbacks;
-    }
-    if (!impl.warned_oom.exchange(true)) {
+    if (!impl.warned_prefilter.exchange(true)) {
       diags.warning(Error{ErrorKind::invalid, "matcher",
-                          "the RE2 set's DFA ran out of memory; scanning pattern by pattern (same results, slower)"});
+                          "the Hyperscan prefilter failed; scanning pattern by pattern (same results, slower)"});
     }
-    for (std::size_t p = 0; p < impl.patterns.size(); ++p) {
-      if (RE2::PartialMatch(re2::StringPiece(text.data(), text.size()), impl.patterns[p].re())) {
-        out.push_back(static_cast<int>(p));
+    impl.match_one_by_one(text, nullptr, out);
+    std::sort(out.begin(), out.end());
+    return;
+  }
+  if (impl.set) {
+    thread_local std::vector<int> set_out;
+    RE2::Set::ErrorInfo info{};
+    if (impl.set->Match(re2::StringPiece(text.data(), text.size()), &set_out, &info)) {
+      for (const int k : set_out) {
+        out.push_back(static_cast<int>(impl.set_to_pattern[static_cast<std::size_t>(k)]));
       }
+    } else if (info.kind != RE2::Set::kNoError) {
+      // A silent miss is worse than a slow scan: try every pattern alone.
+      if (stats != nullptr) {
+        ++stats->dfa_fallbacks;
+      }
+      if (!impl.warned_oom.exchange(true)) {
+        diags.warning(Error{ErrorKind::invalid, "matcher",
+                            "the RE2 set's DFA ran out of memory; scanning pattern by pattern (same results, slower)"});
+      }
+      impl.match_one_by_one(text, &impl.set_to_pattern, out);
     }
   }
-  std::sort(out.begin(), out.end()); // Set::Match output is unsorted
+  std::sort(out.begin(), out.end()); // neither engine reports in order
 }
 
 bool Matcher::scan(const source::Chunk& chunk, MatchSink& sink, Diagnostics& diags, ScanStats* stats) const {

@@ -3,10 +3,16 @@
 // parse_signature must report every problem to Diagnostics and never throw or
 // crash. When the entry is accepted, it is added to a catalog, finalized,
 // compiled into a Matcher and its own examples are run through it, as
-// `denpex signatures test` does.
+// `denpex signatures test` does. The same catalog is also compiled without
+// the Hyperscan prefilter: on every example line, each pattern RE2 alone
+// finds must also be one the prefilter names (its translation of the
+// pattern is a superset, whatever the pattern is).
 #include <cstddef>
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
+#include <vector>
 
 #include <denpex/catalog/catalog.hpp>
 #include <denpex/matcher/matcher.hpp>
@@ -35,7 +41,29 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!m) {
     return 0;
   }
+  matcher::MatcherOptions re2_only;
+  re2_only.prefilter = false;
+  auto r = matcher::Matcher::compile(cat, re2_only);
   const auto& entry = cat.at(0);
+  auto superset = [&](const std::string& line) {
+    std::vector<int> want;
+    std::vector<int> got;
+    r->candidates(line, want, diags);
+    m->candidates(line, got, diags);
+    for (const int p : want) {
+      if (!std::binary_search(got.begin(), got.end(), p)) {
+        std::abort(); // the prefilter dropped a pattern RE2 finds
+      }
+    }
+  };
+  if (r) {
+    for (const auto& ex : entry.match_examples) {
+      superset(ex.line);
+    }
+    for (const auto& line : entry.no_match_examples) {
+      superset(line);
+    }
+  }
   for (const auto& ex : entry.match_examples) {
     m->match_entry_line(0, ex.line, [](std::uint32_t, const std::vector<matcher::Capture>&) {});
   }

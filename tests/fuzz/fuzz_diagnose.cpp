@@ -7,7 +7,9 @@
 //
 // Invariants checked on every input (a failure aborts, so libFuzzer keeps it):
 //  - the text report (colour off) holds no ESC byte: log bytes are escaped;
-//  - the JSON report parses as JSON.
+//  - the JSON report parses as JSON;
+//  - the Hyperscan prefilter names every pattern RE2 alone finds in each file.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -23,6 +25,7 @@
 #include <denpex/catalog/catalog.hpp>
 #include <denpex/correlate/correlate.hpp>
 #include <denpex/matcher/matcher.hpp>
+#include <denpex/matcher/prefilter.hpp>
 #include <denpex/report/report.hpp>
 #include <denpex/scan/scan.hpp>
 #include <denpex/source/input.hpp>
@@ -35,15 +38,22 @@ using namespace denpex;
 struct Fixture {
   catalog::Catalog cat;
   std::unique_ptr<matcher::Matcher> matcher;
+  std::unique_ptr<matcher::Matcher> re2_only;
 
   Fixture() {
     Diagnostics diags;
     cat = catalog::load_catalog({}, diags);
-    auto m = matcher::Matcher::compile(cat);
-    if (!m || diags.has_errors()) {
+    matcher::MatcherOptions mo;
+    mo.prebuilt_prefilter = matcher::builtin_prefilter_blob();
+    mo.extra_patterns = scan::error_line_patterns();
+    auto m = matcher::Matcher::compile(cat, mo);
+    mo.prefilter = false;
+    auto r = matcher::Matcher::compile(cat, mo);
+    if (!m || !r || diags.has_errors()) {
       std::abort(); // the built-in catalog must load
     }
     matcher = std::make_unique<matcher::Matcher>(std::move(*m));
+    re2_only = std::make_unique<matcher::Matcher>(std::move(*r));
   }
 };
 
@@ -82,6 +92,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::vector<std::string> paths;
   for (const auto& f : files) {
     paths.push_back(f.first);
+    Diagnostics d;
+    std::vector<int> want;
+    std::vector<int> got;
+    fx.re2_only->candidates(f.second, want, d);
+    fx.matcher->candidates(f.second, got, d);
+    for (const int p : want) {
+      check(std::binary_search(got.begin(), got.end(), p));
+    }
   }
   auto opener = source::make_memory_opener(std::move(files));
 

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -53,6 +54,12 @@ struct MatcherOptions {
   // DFA pass answers both (the error-line sampler's). They appear in
   // candidates() from extra_base() on and are never reported as matches.
   std::vector<std::string> extra_patterns;
+  // Run the Hyperscan prefilter in front of RE2 (where the build and the CPU
+  // have it). Off: one RE2::Set scans every byte, as it did before.
+  bool prefilter = true;
+  // A blob from build_prefilter_blob() (the build embeds one for the built-in
+  // catalog): its patterns need no compiling at start-up.
+  std::string_view prebuilt_prefilter;
 };
 
 struct ScanStats {
@@ -87,6 +94,8 @@ public:
                        ScanStats* stats = nullptr) const;
 
   [[nodiscard]] std::size_t pattern_count() const;
+  // How chunks are matched, for -v: the prefilter and what RE2 scans alone.
+  [[nodiscard]] std::string describe() const;
   // Index of the first extra pattern in candidates() (== the number of signal
   // patterns); equal to the total when there are none.
   [[nodiscard]] std::size_t extra_base() const;

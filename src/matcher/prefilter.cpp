@@ -1,0 +1,568 @@
+#include <denpex/matcher/prefilter.hpp>
+
+#include "prefilter_impl.hpp"
+
+#include <atomic>
+#include <cstring>
+#include <unordered_map>
+
+#ifdef DENPEX_HAVE_HYPERSCAN
+#include <hs.h>
+#endif
+
+namespace denpex::matcher {
+
+namespace {
+
+bool is_ascii(unsigned char c) { return c < 0x80; }
+
+// RE2's \s, spelled out: Hyperscan's \s also takes \v, so its \S would miss
+// a \v that RE2's \S matches.
+constexpr std::string_view k_space = "\\t\\n\\f\\r ";
+
+// Scans one character class starting at p[i] == '['. Appends its Hyperscan
+// form to `out`, sets `wide` if it can match a non-ASCII code point in RE2,
+// and returns the index just past it, or npos if it cannot be translated.
+std::size_t translate_class(std::string_view p, std::size_t i, std::string& out, bool& wide) {
+  out += '[';
+  ++i;
+  if (i < p.size() && p[i] == '^') {
+    wide = true;
+    out += '^';
+    ++i;
+  }
+  bool first = true;
+  while (i < p.size()) {
+    const char c = p[i];
+    if (c == ']' && !first) {
+      out += ']';
+      return i + 1;
+    }
+    first = false;
+    if (!is_ascii(static_cast<unsigned char>(c))) {
+      return std::string_view::npos; // a code point in a class: not one byte
+    }
+    if (c == '[' && i + 1 < p.size() && p[i + 1] == ':') {
+      const auto close = p.find(":]", i + 2);
+      if (close == std::string_view::npos) {
+        return std::string_view::npos;
+      }
+      if (p[i + 2] == '^') {
+        wide = true; // [[:^alpha:]] takes every non-ASCII code point
+      }
+      out.append(p.substr(i, close + 2 - i));
+      i = close + 2;
+      continue;
+    }
+    if (c == '\\') {
+      if (i + 1 >= p.size()) {
+        return std::string_view::npos;
+      }
+      const char e = p[i + 1];
+      if (e == 's') {
+        out += k_space;
+      } else if (e == 'S' || e == 'W' || e == 'D') {
+        // [\S...]: no byte-mode spelling that keeps RE2's \S exactly.
+        return std::string_view::npos;
+      } else if (e == 'p' || e == 'P' || e == 'x' || e == 'Q' || e == 'C') {
+        return std::string_view::npos;
+      } else {
+        out += c;
+        out += e;
+      }
+      i += 2;
+      continue;
+    }
+    out += c;
+    ++i;
+  }
+  return std::string_view::npos; // unterminated
+}
+
+// True if the quantifier at p[i] lets the atom before it repeat without an
+// upper bound (*, +, {n,}): then byte-wise repetition covers any code point.
+bool unbounded_repeat(std::string_view p, std::size_t i) {
+  if (i >= p.size()) {
+    return false;
+  }
+  if (p[i] == '*' || p[i] == '+') {
+    return true;
+  }
+  if (p[i] == '{') {
+    const auto close = p.find('}', i);
+    return close != std::string_view::npos && close > i + 1 && p[close - 1] == ',';
+  }
+  return false;
+}
+
+// Index of the ')' closing the group that opens at p[0], or npos.
+std::size_t group_end(std::string_view p) {
+  int depth = 0;
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    const char c = p[i];
+    if (c == '\\') {
+      ++i;
+    } else if (c == '[') {
+      // Skip the class: a ']' right after '[' or '[^' is a member.
+      i += (i + 1 < p.size() && p[i + 1] == '^') ? 2 : 1;
+      if (i < p.size() && p[i] == ']') {
+        ++i;
+      }
+      while (i < p.size() && p[i] != ']') {
+        i += p[i] == '\\' ? 2 : 1;
+      }
+    } else if (c == '(') {
+      ++depth;
+    } else if (c == ')' && --depth == 0) {
+      return i;
+    }
+  }
+  return std::string_view::npos;
+}
+
+// Literals that begin nearly every line of a healthy log at the debug level
+// people run with (NCCL_DEBUG=INFO). As a pattern's first literal they make
+// Hyperscan confirm a candidate on every line; the rest of the pattern is
+// rarer, and required all the same.
+constexpr std::string_view k_common_prefixes[] = {"NCCL INFO "};
+
+// Leaves out what cannot decide whether a line matches: a leading optional
+// group ("(?:host:pid:tid [gpu] .*)?NCCL WARN ...") or `.*`, and a leading
+// common literal. Every line the pattern matches still matches the rest
+// (RE2 confirms the whole pattern afterwards); far fewer lines reach it.
+std::string_view prefilter_core(std::string_view p) {
+  for (;;) {
+    std::string_view rest = p;
+    if (!p.empty() && p[0] == '(' && p.substr(0, 3) != "(?i" && p.substr(0, 3) != "(?s" &&
+        p.substr(0, 3) != "(?m" && p.substr(0, 3) != "(?U") {
+      const auto close = group_end(p);
+      if (close != std::string_view::npos && close + 1 < p.size() && (p[close + 1] == '?' || p[close + 1] == '*')) {
+        rest = p.substr(close + 2);
+      }
+    } else if (p.substr(0, 2) == ".*") {
+      rest = p.substr(2);
+    } else {
+      for (const auto prefix : k_common_prefixes) {
+        if (p.substr(0, prefix.size()) == prefix) {
+          rest = p.substr(prefix.size());
+        }
+      }
+    }
+    if (!rest.empty() && rest[0] == '?' && rest.size() < p.size()) {
+      rest.remove_prefix(1); // the lazy form, `(...)??` or `.*?`
+    }
+    if (rest.size() == p.size() || rest.empty()) {
+      return p;
+    }
+    p = rest;
+  }
+}
+
+} // namespace
+
+std::optional<std::string> hyperscan_expression(std::string_view p) {
+  p = prefilter_core(p);
+  std::string out;
+  out.reserve(p.size() + 16);
+  std::size_t i = 0;
+  while (i < p.size()) {
+    const char c = p[i];
+    std::string atom;
+    bool wide = false; // the atom can match a multi-byte code point
+    if (c == '\\') {
+      if (i + 1 >= p.size()) {
+        return std::nullopt;
+      }
+      const char e = p[i + 1];
+      switch (e) {
+      case 'p':
+      case 'P':
+      case 'C':
+      case 'Q':
+      case 'E':
+      case 'X':
+        return std::nullopt;
+      case 's':
+        atom = "[" + std::string(k_space) + "]";
+        break;
+      case 'S':
+        atom = "[^" + std::string(k_space) + "]";
+        wide = true;
+        break;
+      case 'W':
+      case 'D':
+        atom = {c, e};
+        wide = true;
+        break;
+      case 'x': {
+        // \xHH or \x{H...}: above 0x7f RE2 means a code point, not a byte.
+        std::size_t end = i + 2;
+        std::string digits;
+        if (end < p.size() && p[end] == '{') {
+          const auto close = p.find('}', end);
+          if (close == std::string_view::npos) {
+            return std::nullopt;
+          }
+          digits = std::string(p.substr(end + 1, close - end - 1));
+          end = close + 1;
+        } else {
+          digits = std::string(p.substr(end, 2));
+          end += 2;
+        }
+        if (digits.empty() || digits.size() > 6 ||
+            digits.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos ||
+            std::stoul(digits, nullptr, 16) > 0x7f) {
+          return std::nullopt;
+        }
+        atom = std::string(p.substr(i, end - i));
+        i = end;
+        break;
+      }
+      default:
+        atom = {c, e};
+        break;
+      }
+      if (e != 'x') {
+        i += 2;
+      }
+    } else if (c == '[') {
+      const auto next = translate_class(p, i, atom, wide);
+      if (next == std::string_view::npos) {
+        return std::nullopt;
+      }
+      i = next;
+    } else if (c == '.') {
+      atom = ".";
+      wide = true;
+      ++i;
+    } else {
+      out += c; // literals (non-ASCII bytes match as bytes), groups, anchors
+      ++i;
+      continue;
+    }
+    if (wide && !unbounded_repeat(p, i)) {
+      out += "(?:" + atom + "|[\\x80-\\xff]{2,4})";
+    } else {
+      out += atom;
+    }
+  }
+  return out;
+}
+
+#ifndef DENPEX_HAVE_HYPERSCAN
+
+bool prefilter_available() { return false; }
+
+Expected<std::string> build_prefilter_blob(const std::vector<std::string>&) {
+  return make_error(ErrorKind::usage, "prefilter", "this build has no Hyperscan");
+}
+
+namespace detail {
+struct Prefilter::Database {};
+Prefilter::Prefilter() : m_id(0) {}
+Prefilter::~Prefilter() = default;
+std::unique_ptr<Prefilter> Prefilter::build(const std::vector<std::optional<std::string>>& expressions,
+                                            std::string_view, std::vector<std::uint32_t>& unfiltered) {
+  for (std::size_t k = 0; k < expressions.size(); ++k) {
+    unfiltered.push_back(static_cast<std::uint32_t>(k));
+  }
+  return nullptr;
+}
+bool Prefilter::scan(std::string_view, std::vector<int>&) const { return false; }
+std::string Prefilter::describe() const { return "no prefilter"; }
+} // namespace detail
+
+#else
+
+namespace {
+
+constexpr unsigned k_flags = HS_FLAG_PREFILTER | HS_FLAG_SINGLEMATCH | HS_FLAG_MULTILINE | HS_FLAG_ALLOWEMPTY;
+constexpr std::string_view k_magic = "denpex-hs-blob-1";
+
+struct HsDatabaseDeleter {
+  void operator()(hs_database_t* db) const { hs_free_database(db); }
+};
+using DatabasePtr = std::unique_ptr<hs_database_t, HsDatabaseDeleter>;
+
+struct CompileResult {
+  DatabasePtr db;
+  std::vector<std::size_t> ids; // Hyperscan id k is input expression ids[k]
+};
+
+// Compiles what Hyperscan accepts: an expression it rejects is dropped and
+// the rest compiled again (each rejection names its expression).
+CompileResult compile(const std::vector<std::string_view>& expressions, const hs_platform_info_t* platform) {
+  CompileResult r;
+  std::vector<std::string> owned(expressions.begin(), expressions.end()); // NUL-terminated
+  for (std::size_t k = 0; k < owned.size(); ++k) {
+    r.ids.push_back(k);
+  }
+  while (!r.ids.empty()) {
+    std::vector<const char*> ptrs;
+    std::vector<unsigned> flags(r.ids.size(), k_flags);
+    std::vector<unsigned> hs_ids;
+    for (std::size_t k = 0; k < r.ids.size(); ++k) {
+      ptrs.push_back(owned[r.ids[k]].c_str());
+      hs_ids.push_back(static_cast<unsigned>(k));
+    }
+    hs_database_t* db = nullptr;
+    hs_compile_error_t* err = nullptr;
+    const auto rc = hs_compile_multi(ptrs.data(), flags.data(), hs_ids.data(), static_cast<unsigned>(ptrs.size()),
+                                     HS_MODE_BLOCK, platform, &db, &err);
+    if (rc == HS_SUCCESS) {
+      r.db.reset(db);
+      return r;
+    }
+    const int bad = err != nullptr ? err->expression : -1;
+    hs_free_compile_error(err);
+    if (bad < 0 || static_cast<std::size_t>(bad) >= r.ids.size()) {
+      r.ids.clear(); // not one expression's fault: give up on Hyperscan
+      break;
+    }
+    r.ids.erase(r.ids.begin() + bad);
+  }
+  return r;
+}
+
+// The baseline x86-64 target Hyperscan supports (SSSE3, generic tuning).
+hs_platform_info_t baseline_platform() {
+  hs_platform_info_t p{};
+  p.tune = HS_TUNE_FAMILY_GENERIC;
+  p.cpu_features = 0;
+  return p;
+}
+
+void put_u64(std::string& out, std::uint64_t v) { out.append(reinterpret_cast<const char*>(&v), sizeof v); }
+
+bool get_u64(std::string_view& in, std::uint64_t& v) {
+  if (in.size() < sizeof v) {
+    return false;
+  }
+  std::memcpy(&v, in.data(), sizeof v);
+  in.remove_prefix(sizeof v);
+  return true;
+}
+
+// A blob's parts, views into the blob.
+struct Blob {
+  std::vector<std::string_view> expressions; // in Hyperscan id order
+  std::string_view database;                 // hs_serialize_database() output
+};
+
+std::optional<Blob> parse_blob(std::string_view in) {
+  if (in.substr(0, k_magic.size()) != k_magic) {
+    return std::nullopt;
+  }
+  in.remove_prefix(k_magic.size());
+  Blob b;
+  std::uint64_t n = 0;
+  if (!get_u64(in, n) || n > in.size()) {
+    return std::nullopt;
+  }
+  for (std::uint64_t k = 0; k < n; ++k) {
+    std::uint64_t len = 0;
+    if (!get_u64(in, len) || len > in.size()) {
+      return std::nullopt;
+    }
+    b.expressions.push_back(in.substr(0, len));
+    in.remove_prefix(len);
+  }
+  std::uint64_t size = 0;
+  if (!get_u64(in, size) || size != in.size()) {
+    return std::nullopt;
+  }
+  b.database = in;
+  return b;
+}
+
+std::atomic<std::uint64_t> g_next_id{1};
+
+struct Scratch {
+  std::uint64_t owner = 0; // Prefilter::m_id it was last sized for
+  hs_scratch_t* scratch = nullptr;
+  ~Scratch() {
+    if (scratch != nullptr) {
+      hs_free_scratch(scratch);
+    }
+  }
+};
+thread_local Scratch t_scratch;
+
+struct ScanContext {
+  const std::vector<std::uint32_t>* offsets;
+  const std::vector<std::uint32_t>* patterns;
+  std::vector<int>* out;
+};
+
+int on_match(unsigned int id, unsigned long long, unsigned long long, unsigned int, void* ctx) {
+  auto& c = *static_cast<ScanContext*>(ctx);
+  for (auto k = (*c.offsets)[id]; k < (*c.offsets)[id + 1]; ++k) {
+    c.out->push_back(static_cast<int>((*c.patterns)[k]));
+  }
+  return 0; // SINGLEMATCH: each id comes once per scan
+}
+
+} // namespace
+
+bool prefilter_available() { return hs_valid_platform() == HS_SUCCESS; }
+
+Expected<std::string> build_prefilter_blob(const std::vector<std::string>& expressions) {
+  if (!prefilter_available()) {
+    return make_error(ErrorKind::usage, "prefilter", "Hyperscan does not run on this CPU");
+  }
+  const std::vector<std::string_view> views(expressions.begin(), expressions.end());
+  const auto platform = baseline_platform();
+  auto r = compile(views, &platform);
+  if (!r.db) {
+    return make_error(ErrorKind::invalid, "prefilter", "Hyperscan compiled none of the patterns");
+  }
+  char* bytes = nullptr;
+  std::size_t size = 0;
+  if (hs_serialize_database(r.db.get(), &bytes, &size) != HS_SUCCESS) {
+    return make_error(ErrorKind::invalid, "prefilter", "hs_serialize_database failed");
+  }
+  std::string out(k_magic);
+  put_u64(out, r.ids.size());
+  for (const auto id : r.ids) {
+    put_u64(out, expressions[id].size());
+    out += expressions[id];
+  }
+  put_u64(out, size);
+  out.append(bytes, size);
+  std::free(bytes); // NOLINT: hs_serialize_database allocates with malloc
+  return out;
+}
+
+namespace detail {
+
+struct Prefilter::Database {
+  DatabasePtr db;
+  // Hyperscan id k reports patterns[offsets[k] .. offsets[k+1]).
+  std::vector<std::uint32_t> offsets;
+  std::vector<std::uint32_t> patterns;
+};
+
+Prefilter::Prefilter() : m_id(g_next_id.fetch_add(1)) {}
+Prefilter::~Prefilter() = default;
+
+std::unique_ptr<Prefilter> Prefilter::build(const std::vector<std::optional<std::string>>& expressions,
+                                            std::string_view blob, std::vector<std::uint32_t>& unfiltered) {
+  auto all_unfiltered = [&] {
+    for (std::size_t k = 0; k < expressions.size(); ++k) {
+      unfiltered.push_back(static_cast<std::uint32_t>(k));
+    }
+    return nullptr;
+  };
+  if (!prefilter_available()) {
+    return all_unfiltered();
+  }
+  std::unique_ptr<Prefilter> pf(new Prefilter());
+  std::vector<bool> covered(expressions.size(), false);
+
+  // 1. The prebuilt database, for the expressions it holds.
+  if (const auto b = parse_blob(blob)) {
+    hs_database_t* db = nullptr;
+    if (hs_deserialize_database(b->database.data(), b->database.size(), &db) == HS_SUCCESS) {
+      auto d = std::make_unique<Database>();
+      d->db.reset(db);
+      std::unordered_map<std::string_view, std::uint32_t> id_of;
+      for (std::size_t k = 0; k < b->expressions.size(); ++k) {
+        id_of.emplace(b->expressions[k], static_cast<std::uint32_t>(k));
+      }
+      std::vector<std::vector<std::uint32_t>> per_id(b->expressions.size());
+      for (std::size_t k = 0; k < expressions.size(); ++k) {
+        if (!expressions[k]) {
+          continue;
+        }
+        const auto it = id_of.find(*expressions[k]);
+        if (it != id_of.end()) {
+          per_id[it->second].push_back(static_cast<std::uint32_t>(k));
+          covered[k] = true;
+          ++pf->m_prebuilt;
+        }
+      }
+      d->offsets.push_back(0);
+      for (const auto& ps : per_id) {
+        d->patterns.insert(d->patterns.end(), ps.begin(), ps.end());
+        d->offsets.push_back(static_cast<std::uint32_t>(d->patterns.size()));
+      }
+      pf->m_dbs.push_back(std::move(d));
+    }
+  }
+
+  // 2. Everything else Hyperscan can take, compiled now for this CPU.
+  std::vector<std::string_view> rest;
+  std::vector<std::uint32_t> rest_index;
+  for (std::size_t k = 0; k < expressions.size(); ++k) {
+    if (covered[k]) {
+      continue;
+    }
+    if (expressions[k]) {
+      rest.push_back(*expressions[k]);
+      rest_index.push_back(static_cast<std::uint32_t>(k));
+    } else {
+      unfiltered.push_back(static_cast<std::uint32_t>(k));
+    }
+  }
+  if (!rest.empty()) {
+    auto r = compile(rest, nullptr);
+    std::vector<bool> taken(rest.size(), false);
+    if (r.db) {
+      auto d = std::make_unique<Database>();
+      d->db = std::move(r.db);
+      d->offsets.push_back(0);
+      for (const auto id : r.ids) {
+        d->patterns.push_back(rest_index[id]);
+        d->offsets.push_back(static_cast<std::uint32_t>(d->patterns.size()));
+        taken[id] = true;
+      }
+      pf->m_compiled = r.ids.size();
+      pf->m_dbs.push_back(std::move(d));
+    }
+    for (std::size_t k = 0; k < rest.size(); ++k) {
+      if (!taken[k]) {
+        unfiltered.push_back(rest_index[k]);
+      }
+    }
+  }
+  if (pf->m_dbs.empty()) {
+    return nullptr;
+  }
+  return pf;
+}
+
+bool Prefilter::scan(std::string_view text, std::vector<int>& out) const {
+  if (text.size() > 0xffffffffu) {
+    return false; // hs_scan takes an unsigned length; chunks are far smaller
+  }
+  Scratch& s = t_scratch;
+  if (s.owner != m_id) {
+    for (const auto& d : m_dbs) {
+      if (hs_alloc_scratch(d->db.get(), &s.scratch) != HS_SUCCESS) {
+        s.owner = 0;
+        return false;
+      }
+    }
+    s.owner = m_id;
+  }
+  for (const auto& d : m_dbs) {
+    ScanContext ctx{&d->offsets, &d->patterns, &out};
+    if (hs_scan(d->db.get(), text.data(), static_cast<unsigned>(text.size()), 0, s.scratch, on_match, &ctx) !=
+        HS_SUCCESS) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string Prefilter::describe() const {
+  return "hyperscan " + std::string(hs_version()).substr(0, std::string(hs_version()).find(' ')) + ": " +
+         std::to_string(m_prebuilt + m_compiled) + " patterns (" + std::to_string(m_prebuilt) + " prebuilt, " +
+         std::to_string(m_compiled) + " compiled at start-up)";
+}
+
+} // namespace detail
+
+#endif
+
+} // namespace denpex::matcher

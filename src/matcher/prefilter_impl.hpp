@@ -1,0 +1,46 @@
+// The matcher's private view of the prefilter (include/denpex/matcher/
+// prefilter.hpp has the public part). Only matcher.cpp uses this.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace denpex::matcher::detail {
+
+class Prefilter {
+public:
+  // One translated expression per matcher pattern (nullopt: RE2 only).
+  // Expressions found in `blob` use its prebuilt database; the others are
+  // compiled now. Indexes of patterns Hyperscan cannot take are appended to
+  // `unfiltered`. Returns nullptr when Hyperscan is not available at all
+  // (then every pattern is in `unfiltered`).
+  static std::unique_ptr<Prefilter> build(const std::vector<std::optional<std::string>>& expressions,
+                                          std::string_view blob, std::vector<std::uint32_t>& unfiltered);
+
+  ~Prefilter();
+  Prefilter(const Prefilter&) = delete;
+  Prefilter& operator=(const Prefilter&) = delete;
+
+  // Appends the index of every pattern that may occur in `text` (unsorted,
+  // without duplicates). False if Hyperscan failed (then `out` is unusable
+  // and the caller must not trust it). Thread-safe.
+  bool scan(std::string_view text, std::vector<int>& out) const;
+
+  // "hyperscan 5.4.0: 517 patterns (517 prebuilt, 0 compiled at start-up)".
+  [[nodiscard]] std::string describe() const;
+
+  struct Database; // one Hyperscan database and its id -> pattern map
+
+private:
+  Prefilter();
+  std::vector<std::unique_ptr<Database>> m_dbs;
+  std::uint64_t m_id;     // tells thread-local scratch which prefilter it was sized for
+  std::size_t m_prebuilt = 0;
+  std::size_t m_compiled = 0;
+};
+
+} // namespace denpex::matcher::detail

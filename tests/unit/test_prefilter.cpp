@@ -1,0 +1,289 @@
+// The Hyperscan prefilter: its RE2 -> byte-mode translation, and the one
+// property that matters, that it never drops a pattern RE2 would find
+// (differential against RE2 alone over the built-in catalog and testdata/).
+#include <catch2/catch.hpp>
+
+#include <denpex/catalog/catalog.hpp>
+#include <denpex/matcher/matcher.hpp>
+#include <denpex/matcher/prefilter.hpp>
+#include <denpex/scan/scan.hpp>
+#include <denpex/util/diagnostics.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+using denpex::Diagnostics;
+using denpex::matcher::hyperscan_expression;
+using denpex::matcher::Matcher;
+using denpex::matcher::MatcherOptions;
+using nlohmann::json;
+
+namespace {
+
+const denpex::catalog::Catalog& builtin() {
+  static const denpex::catalog::Catalog cat = [] {
+    Diagnostics diags;
+    auto c = denpex::catalog::load_catalog({}, diags);
+    REQUIRE_FALSE(diags.has_errors());
+    return c;
+  }();
+  return cat;
+}
+
+Matcher builtin_matcher(bool prefilter, std::string_view blob = denpex::matcher::builtin_prefilter_blob()) {
+  MatcherOptions mo;
+  mo.prefilter = prefilter;
+  mo.prebuilt_prefilter = blob;
+  mo.extra_patterns = denpex::scan::error_line_patterns();
+  auto m = Matcher::compile(builtin(), mo);
+  REQUIRE(m);
+  return std::move(*m);
+}
+
+std::vector<int> candidates(const Matcher& m, std::string_view text) {
+  std::vector<int> out;
+  Diagnostics diags;
+  m.candidates(text, out, diags);
+  CHECK(diags.size() == 0);
+  return out;
+}
+
+// Every pattern RE2 finds in `text`, the prefilter must also name.
+void check_superset(const Matcher& hs, const Matcher& re2, std::string_view text) {
+  const auto want = candidates(re2, text);
+  const auto got = candidates(hs, text);
+  for (const int p : want) {
+    if (!std::binary_search(got.begin(), got.end(), p)) {
+      FAIL_CHECK("prefilter missed pattern " << p << " in: " << text.substr(0, 300));
+    }
+  }
+}
+
+std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+} // namespace
+
+TEST_CASE("prefilter: translation keeps RE2's code-point semantics in byte mode", "[prefilter]") {
+  // Atom, and what Hyperscan gets for it.
+  const std::vector<std::pair<std::string, std::string>> rows = {
+      {"Xid 79", "Xid 79"},                                   // literals as they are
+      {"a.b", "a(?:.|[\\x80-\\xff]{2,4})b"},                  // `.` is one code point: up to 4 bytes
+      {"a.*b", "a.*b"},                                       // unbounded: byte repetition covers it
+      {"a.+?b", "a.+?b"},                                     //
+      {"a.{0,80}b", "a(?:.|[\\x80-\\xff]{2,4}){0,80}b"},      // bounded: widened
+      {"a.{3,}b", "a.{3,}b"},                                 // unbounded above
+      {"'[^']'", "'(?:[^']|[\\x80-\\xff]{2,4})'"},            // negated class
+      {"'[^']*'", "'[^']*'"},                                 //
+      {"x\\sy", "x[\\t\\n\\f\\r ]y"},                         // RE2's \s has no \v
+      {"x\\S?y", "x(?:[^\\t\\n\\f\\r ]|[\\x80-\\xff]{2,4})?y"}, //
+      {"x\\W{2}y", "x(?:\\W|[\\x80-\\xff]{2,4}){2}y"},        //
+      {"[\\s,]", "[\\t\\n\\f\\r ,]"},                         // \s inside a class
+      {"[[:^alpha:]]z", "(?:[[:^alpha:]]|[\\x80-\\xff]{2,4})z"},
+      {"don’t", "don’t"},                                     // a code point outside a class: its bytes
+      {"\\x41B", "\\x41B"},                                   // ASCII escapes pass
+      {"(?i)nccl warn", "(?i)nccl warn"},                     // flags stay
+      {"[]a]x", "[]a]x"},                                     // ']' first is a member
+      // Leading parts that cannot decide a match are left out.
+      {"(?:(?P<host>[\\w.-]+):(?P<pid>\\d+) .*)?NCCL WARN x", "NCCL WARN x"},
+      {".*?Xid", "Xid"},
+      {"NCCL INFO NVLS comm 0x", "NVLS comm 0x"},
+      {"(?P<pci>[0-9a-f]{4}): AER", "(?P<pci>[0-9a-f]{4}): AER"}, // required group stays
+      {"(?i)(?:a)?b", "(?i)(?:a)?b"},                              // flags first: left as is
+  };
+  for (const auto& [re2, hs] : rows) {
+    INFO(re2);
+    const auto got = hyperscan_expression(re2);
+    REQUIRE(got);
+    CHECK(*got == hs);
+  }
+  // No byte-mode equivalent: these stay with RE2.
+  for (const std::string re2 : {"don[’']t", "\\pL+", "\\p{Greek}", "a\\Cb", "\\Qa.b\\E", "\\xe9", "\\x{263a}",
+                                "[\\S,]", "[\\x{100}]", "[abc"}) {
+    INFO(re2);
+    CHECK_FALSE(hyperscan_expression(re2));
+  }
+}
+
+TEST_CASE("prefilter: non-ASCII text between tokens is matched as RE2 matches it", "[prefilter]") {
+  if (!denpex::matcher::prefilter_available()) {
+    WARN("Hyperscan not available: RE2 alone (nothing to compare)");
+    return;
+  }
+  Diagnostics diags;
+  denpex::catalog::Catalog cat;
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"GPU.lost", "GPU€lost"},
+      {"fault [^ ]{1,2} here", "fault éé here"},
+      {"don[’']t match", "driver version don’t match"},
+      {"id=\\S{2}!", "id=日本!"},
+  };
+  int n = 0;
+  for (const auto& [pattern, line] : cases) {
+    const std::string id = "t.e" + std::to_string(n++);
+    const json entry = {
+        {"id", id},
+        {"title", "t"},
+        {"area", "nccl"},
+        {"role", "cause"},
+        {"severity", "error"},
+        {"signals", json::array({json{{"id", "s"}, {"pattern", pattern}}})},
+        {"root_cause", "t"},
+        {"fix", json{{"summary", "t"}}},
+        {"verify", json{{"summary", "t"}}},
+        {"references", json::array({json{{"title", "t"}, {"url", "https://example.invalid/"}}})},
+        {"examples", json{{"match", json::array({"x"})}, {"no_match", json::array({"y"})}}},
+    };
+    auto sig = denpex::catalog::parse_signature({"t/" + id + ".json", entry.dump(), false}, diags);
+    REQUIRE(sig);
+    REQUIRE(cat.add(std::move(*sig), diags));
+  }
+  cat.finalize(diags);
+  REQUIRE_FALSE(diags.has_errors());
+  auto hs = Matcher::compile(cat);
+  REQUIRE(hs);
+  CHECK_THAT(hs->describe(), Catch::Contains("1 patterns scanned by RE2 alone")); // the class with ’
+  for (std::size_t k = 0; k < cases.size(); ++k) {
+    INFO(cases[k].second);
+    const auto got = candidates(*hs, "noise\n" + cases[k].second + "\nmore noise\n");
+    CHECK(std::find(got.begin(), got.end(), static_cast<int>(k)) != got.end());
+  }
+}
+
+TEST_CASE("prefilter: finds every pattern RE2 finds, over the catalog's examples and testdata/", "[prefilter]") {
+  if (!denpex::matcher::prefilter_available()) {
+    WARN("Hyperscan not available: RE2 alone (nothing to compare)");
+    return;
+  }
+  const Matcher hs = builtin_matcher(true);
+  const Matcher re2 = builtin_matcher(false);
+  CHECK_THAT(hs.describe(), Catch::Contains("0 compiled at start-up"));
+  CHECK_THAT(hs.describe(), Catch::Contains("0 patterns scanned by RE2 alone"));
+
+  std::size_t lines = 0;
+  const auto& cat = builtin();
+  for (std::uint32_t s = 0; s < cat.size(); ++s) {
+    for (const auto& ex : cat.at(s).match_examples) {
+      check_superset(hs, re2, ex.line);
+      ++lines;
+    }
+    for (const auto& ex : cat.at(s).no_match_examples) {
+      check_superset(hs, re2, ex);
+      ++lines;
+    }
+  }
+  // Every plain-text log under testdata/, in 64 KiB pieces cut at newlines.
+  std::size_t files = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(DENPEX_SOURCE_DIR "/testdata")) {
+    const auto ext = e.path().extension();
+    if (!e.is_regular_file() || (ext != ".log" && ext != ".stdout" && ext != ".txt")) {
+      continue;
+    }
+    const std::string text = read_file(e.path());
+    for (std::size_t pos = 0; pos < text.size();) {
+      std::size_t end = std::min(text.size(), pos + (64 << 10));
+      if (end < text.size()) {
+        const auto nl = text.rfind('\n', end);
+        end = nl == std::string::npos || nl < pos ? end : nl + 1;
+      }
+      check_superset(hs, re2, std::string_view(text).substr(pos, end - pos));
+      pos = end;
+    }
+    ++files;
+  }
+  CHECK(lines > 1000);
+  CHECK(files > 20);
+}
+
+TEST_CASE("prefilter: mangled example lines (multi-byte text, case, cut) stay a superset", "[prefilter]") {
+  if (!denpex::matcher::prefilter_available()) {
+    WARN("Hyperscan not available: RE2 alone (nothing to compare)");
+    return;
+  }
+  const Matcher hs = builtin_matcher(true);
+  const Matcher re2 = builtin_matcher(false);
+  const auto& cat = builtin();
+  std::mt19937 rng(8); // deterministic
+  const std::vector<std::string> inserts = {"é", "€", "日本", "\xf0\x9f\x94\xa5", "\xff", "\x80\x80", " ", "\t", "\v", "\r",
+                                            "\n", "0", "x"};
+  std::size_t checked = 0;
+  for (std::uint32_t s = 0; s < cat.size(); ++s) {
+    for (const auto& ex : cat.at(s).match_examples) {
+      for (int round = 0; round < 4; ++round) {
+        std::string line = ex.line;
+        const int edits = 1 + static_cast<int>(rng() % 3);
+        for (int k = 0; k < edits && !line.empty(); ++k) {
+          const std::size_t at = rng() % line.size();
+          switch (rng() % 3) {
+          case 0: line.insert(at, inserts[rng() % inserts.size()]); break;
+          case 1: line.replace(at, 1, inserts[rng() % inserts.size()]); break;
+          default: line.erase(at, 1); break;
+          }
+        }
+        check_superset(hs, re2, line);
+        ++checked;
+      }
+    }
+  }
+  CHECK(checked > 2000);
+}
+
+TEST_CASE("prefilter: a blob that does not load is compiled instead, with the same answers", "[prefilter]") {
+  if (!denpex::matcher::prefilter_available()) {
+    WARN("Hyperscan not available: RE2 alone (nothing to compare)");
+    return;
+  }
+  const auto blob = denpex::matcher::builtin_prefilter_blob();
+  REQUIRE(blob.size() > 1000);
+  const std::string cut(blob.substr(0, blob.size() / 2)); // truncated: rejected whole
+  const Matcher hs = builtin_matcher(true, cut);
+  CHECK_THAT(hs.describe(), Catch::Contains("0 prebuilt"));
+  const Matcher re2 = builtin_matcher(false);
+  CHECK_THAT(re2.describe(), Catch::Contains("no prefilter"));
+  const std::string text = "x\nNVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.\nsome line\n"
+                           "[rank3]: RuntimeError: NCCL error in: x.cpp:1, unhandled cuda error\n";
+  const auto want = candidates(re2, text);
+  CHECK_FALSE(want.empty());
+  CHECK(candidates(hs, text) == want);
+}
+
+TEST_CASE("prefilter: build_prefilter_blob round-trips through a matcher", "[prefilter]") {
+  if (!denpex::matcher::prefilter_available()) {
+    WARN("Hyperscan not available: RE2 alone (nothing to compare)");
+    return;
+  }
+  // A blob with the first 20 expressions only: the rest is compiled at start-up.
+  const auto& cat = builtin();
+  std::vector<std::string> some;
+  for (std::uint32_t s = 0; s < cat.size() && some.size() < 20; ++s) {
+    for (const auto& sig : cat.at(s).signals) {
+      if (auto e = hyperscan_expression(sig.pattern)) {
+        some.push_back(*e);
+      }
+    }
+  }
+  const auto blob = denpex::matcher::build_prefilter_blob(some);
+  REQUIRE(blob);
+  const Matcher hs = builtin_matcher(true, *blob);
+  CHECK_THAT(hs.describe(), Catch::Contains(std::to_string(some.size()) + " prebuilt"));
+  CHECK_THAT(hs.describe(), Catch::Contains("compiled at start-up"));
+  const Matcher re2 = builtin_matcher(false);
+  for (std::uint32_t s = 0; s < cat.size(); ++s) {
+    for (const auto& ex : cat.at(s).match_examples) {
+      check_superset(hs, re2, ex.line);
+    }
+  }
+}
