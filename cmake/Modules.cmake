@@ -11,7 +11,7 @@ denpex_module(util SOURCES src/util/diagnostics.cpp src/util/strings.cpp PUBLIC 
 denpex_module(source SOURCES src/source/byte_stream.cpp src/source/line_reader.cpp src/source/input.cpp
               PUBLIC denpex_util PRIVATE PkgConfig::LIBARCHIVE PkgConfig::ZLIB)
 denpex_module(catalog SOURCES src/catalog/loader.cpp PUBLIC denpex_util
-              PRIVATE nlohmann_json::nlohmann_json PkgConfig::RE2)
+              PRIVATE nlohmann_json::nlohmann_json PkgConfig::RE2 Threads::Threads)
 denpex_module(matcher SOURCES src/matcher/matcher.cpp src/matcher/prefilter.cpp PUBLIC denpex_catalog denpex_source
               PRIVATE PkgConfig::RE2)
 if(HS_FOUND)

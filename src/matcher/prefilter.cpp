@@ -143,9 +143,15 @@ std::string_view prefilter_core(std::string_view p) {
       rest = p.substr(2);
     } else {
       for (const auto prefix : k_common_prefixes) {
-        if (p.substr(0, prefix.size()) == prefix) {
+        // Not when a quantifier follows: "NCCL INFO {2}x" repeats the space.
+        if (p.size() > prefix.size() && p.substr(0, prefix.size()) == prefix &&
+            std::string_view("?*+{").find(p[prefix.size()]) == std::string_view::npos) {
           rest = p.substr(prefix.size());
         }
+      }
+      if (rest.size() != p.size()) {
+        p = rest;
+        continue;
       }
     }
     if (!rest.empty() && rest[0] == '?' && rest.size() < p.size()) {

@@ -9,12 +9,14 @@
 # LOG's path, if given).
 #
 # Sections, all in one run, on a page-cached log (it is read twice first):
-#   throughput  denpex diagnose -j1, denpex diagnose (all cores), rg -c -f,
-#               grep -c -E -f; REPS runs each: wall time (median, min, max),
-#               GB/s (10^9 bytes / median wall), user+sys CPU seconds, peak
-#               RSS (/usr/bin/time %M, the "Maximum resident set size" of
-#               time -v), ratios
-#   startup     denpex diagnose /dev/null, STARTUP_RUNS runs, median
+#   throughput  denpex diagnose -j1, the same with --no-prefilter (RE2
+#               alone), denpex diagnose (all cores), rg -c -f, grep -c -E -f;
+#               REPS runs each: wall time (median, min, max), GB/s (10^9
+#               bytes / median wall), user+sys CPU seconds and GB per
+#               CPU-second, peak RSS (/usr/bin/time %M, the "Maximum
+#               resident set size" of time -v), ratios
+#   startup     denpex diagnose /dev/null, and of the bundled 8-rank sample
+#               (testdata/sample), STARTUP_RUNS runs, median
 #   catalog     catalog-size curve: the first N files of signatures/ (sorted
 #               paths) with --no-builtin --signatures DIR; explains/refines/
 #               related ids outside the subset are dropped
@@ -104,6 +106,7 @@ echo "- OS: $(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME"), kernel $(un
 echo "- denpex: $DENPEX ($("$DENPEX" --version 2>&1 | sed -n 1p))"
 echo "- rg: $( ((HAVE_RG)) && rg --version 2>/dev/null | sed -n 1p || echo missing); grep: $(grep --version | sed -n 1p)"
 echo "- log: $LOG, $BYTES bytes, $LINES lines"
+echo "- $("$DENPEX" diagnose -v /dev/null 2>&1 >/dev/null | sed -n 's/^denpex: //p' | head -1)"
 
 # -- patterns for the baselines ----------------------------------------------
 "$DENPEX" signatures export --format patterns > "$W/patterns.txt" || { echo "run.sh: signatures export failed" >&2; exit 2; }
@@ -173,16 +176,18 @@ for line in open(path):
 print()
 print("## " + title)
 print()
-print("| command | runs | median s | min s | max s | GB/s | CPU s (median) | peak RSS MiB | exit |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
+print("| command | runs | median s | min s | max s | GB/s | CPU s (median) | GB per CPU-s | peak RSS MiB | exit |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 med = {}
 for label in order:
     r = rows[label]
     m = statistics.median(r["wall"])
     med[label] = m
     gbs = r["bytes"] / 1e9 / m if m > 0 and r["bytes"] > 0 else float("nan")
-    print("| `%s` | %d | %.3f | %.3f | %.3f | %.2f | %.2f | %.1f | %s |" % (
-        label, len(r["wall"]), m, min(r["wall"]), max(r["wall"]), gbs, statistics.median(r["cpu"]), max(r["rss"]) / 1024,
+    cpu = statistics.median(r["cpu"])
+    per_cpu = r["bytes"] / 1e9 / cpu if cpu > 0 and r["bytes"] > 0 else float("nan")
+    print("| `%s` | %d | %.3f | %.3f | %.3f | %.2f | %.2f | %.2f | %.1f | %s |" % (
+        label, len(r["wall"]), m, min(r["wall"]), max(r["wall"]), gbs, cpu, per_cpu, max(r["rss"]) / 1024,
         ",".join(sorted(r["rc"]))))
 open(path + "." + section + ".medians", "w").write(
     "".join("%s\t%f\t%f\n" % (k, v, statistics.median(rows[k]["cpu"])) for k, v in med.items()))
@@ -200,7 +205,8 @@ a, b = sys.argv[2], sys.argv[3]
 if a in med and b in med:
     (wa, ca), (wb, cb) = med[a], med[b]
     cpu = " (CPU time: %.2fx)" % (ca / cb) if cb > 0 else ""
-    print("- `%s` / `%s` = %.2fx the wall time%s" % (a, b, wa / wb, cpu))
+    speed = "%.2fx faster" % (wb / wa) if wa <= wb else "%.2fx slower" % (wa / wb)
+    print("- `%s` / `%s` = %.2fx the wall time%s: %s" % (a, b, wa / wb, cpu, speed))
 PY
 }
 
@@ -209,6 +215,7 @@ want() { case " $SECTIONS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 # -- throughput ---------------------------------------------------------------
 if want throughput; then
   measure throughput "denpex diagnose -j1" "$BYTES" "$DENPEX" diagnose -j1 --color never "$LOG"
+  measure throughput "denpex diagnose -j1 --no-prefilter" "$BYTES" "$DENPEX" diagnose -j1 --no-prefilter --color never "$LOG"
   measure throughput "denpex diagnose" "$BYTES" "$DENPEX" diagnose --color never "$LOG"
   measure throughput "denpex grep -c" "$BYTES" "$DENPEX" grep -c --color never "$LOG"
   if ((HAVE_RG)); then
@@ -231,6 +238,7 @@ if want throughput; then
   echo
   ratio_line throughput "denpex diagnose -j1" "rg -c -f patterns.rg"
   ratio_line throughput "denpex diagnose -j1" "grep -c -E -f patterns.ere"
+  ratio_line throughput "denpex diagnose -j1" "denpex diagnose -j1 --no-prefilter"
   ratio_line throughput "denpex diagnose" "denpex diagnose -j1"
   ratio_line throughput "denpex grep -c" "rg -c -f patterns.rg"
 
@@ -258,9 +266,9 @@ fi
 
 # -- start-up -----------------------------------------------------------------
 if want startup; then
-  python3 - "$DENPEX" "$STARTUP_RUNS" <<'PY'
+  python3 - "$DENPEX" "$STARTUP_RUNS" "$REPO/testdata/sample" <<'PY'
 import statistics, subprocess, sys, time
-exe, runs = sys.argv[1], int(sys.argv[2])
+exe, runs, sample = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 def series(args):
     out = []
     for _ in range(runs):
@@ -274,6 +282,8 @@ print()
 print("| command | median ms | min ms | max ms |")
 print("|---|---:|---:|---:|")
 for label, args in (("denpex diagnose /dev/null", [exe, "diagnose", "/dev/null"]),
+                    ("denpex diagnose testdata/sample/ (8 ranks + dmesg, end to end)", [exe, "diagnose", sample]),
+                    ("denpex diagnose --no-prefilter /dev/null", [exe, "diagnose", "--no-prefilter", "/dev/null"]),
                     ("denpex --version", [exe, "--version"]),
                     ("/bin/true", ["/bin/true"])):
     s = series(args)
