@@ -425,3 +425,38 @@ TEST_CASE("catalog::load_catalog: the built-in catalog loads without diagnostics
   CHECK(diags.size() == 0);
   CHECK(cat.size() > 100);
 }
+
+TEST_CASE("catalog::load_catalog: without examples, built-in entries are the same but for their examples",
+          "[catalog]") {
+  Diagnostics diags;
+  const auto full = denpex::catalog::load_catalog(denpex::catalog::LoadOptions{true, {}, true}, diags);
+  const auto lean = denpex::catalog::load_catalog(denpex::catalog::LoadOptions{true, {}, false}, diags);
+  CHECK(diags.size() == 0);
+  REQUIRE(lean.size() == full.size());
+  CHECK(denpex::catalog::builtin_files().size() == full.size()); // --version counts files
+  for (std::uint32_t s = 0; s < full.size(); ++s) {
+    INFO(full.at(s).id);
+    CHECK(lean.at(s).id == full.at(s).id);
+    CHECK(lean.at(s).signals.size() == full.at(s).signals.size());
+    CHECK(lean.at(s).fix.summary == full.at(s).fix.summary);
+    CHECK_FALSE(full.at(s).match_examples.empty());
+    CHECK(lean.at(s).match_examples.empty());
+    CHECK(lean.at(s).no_match_examples.empty());
+  }
+}
+
+TEST_CASE("catalog::parse_signature: examples are always read from files that are not built in", "[catalog]") {
+  Diagnostics diags;
+  const denpex::catalog::CatalogFile file{"s/x.y.json", R"({"id": "x.y", "title": "t", "area": "nccl", "role": "cause",
+    "severity": "error", "signals": [{"id": "s", "pattern": "boom"}], "root_cause": "r",
+    "fix": {"summary": "f"}, "verify": {"summary": "v"},
+    "references": [{"title": "t", "url": "https://example.invalid/"}],
+    "examples": {"match": ["boom"], "no_match": ["bam"]}})",
+                                          false};
+  const auto sig = denpex::catalog::parse_signature(file, diags, false);
+  for (const auto& i : diags.items()) {
+    UNSCOPED_INFO(denpex::format_diagnostic(i));
+  }
+  REQUIRE(sig);
+  CHECK(sig->match_examples.size() == 1);
+}

@@ -56,7 +56,10 @@ private:
 
 // Parses one entry. Problems go to `diags` (all of them); returns nullopt if
 // the entry is unusable.
-std::optional<Signature> parse_signature(const CatalogFile& file, Diagnostics& diags);
+// `with_examples` false leaves a built-in entry's examples out (they are only
+// for `signatures test`, `explain` and the docs); other files are always
+// read whole.
+std::optional<Signature> parse_signature(const CatalogFile& file, Diagnostics& diags, bool with_examples = true);
 
 // The catalog files embedded in the binary at build time.
 std::vector<CatalogFile> builtin_files();
@@ -67,6 +70,7 @@ std::vector<CatalogFile> read_directory(const std::string& dir, Diagnostics& dia
 struct LoadOptions {
   bool builtin = true;
   std::vector<std::string> dirs;
+  bool examples = true; // false: built-in entries without their examples (parse_signature)
 };
 
 // Loads the built-in catalog (unless disabled) plus `dirs`, validates and
