@@ -120,11 +120,13 @@ std::size_t group_end(std::string_view p) {
   return std::string_view::npos;
 }
 
-// Literals that begin nearly every line of a healthy log at the debug level
-// people run with (NCCL_DEBUG=INFO). As a pattern's first literal they make
-// Hyperscan confirm a candidate on every line; the rest of the pattern is
-// rarer, and required all the same.
-constexpr std::string_view k_common_prefixes[] = {"NCCL INFO "};
+// Pattern beginnings (as written in RE2 syntax) that match on nearly every
+// line of a healthy log at the debug level people run with (NCCL_DEBUG=INFO:
+// every line says "NCCL INFO", every collective names its "comm 0x..."). As
+// a pattern's first literal they make Hyperscan confirm a candidate on every
+// line; the rest of the pattern is rarer, and required all the same.
+// Measured on the benchmark log: 40% and 30% of the scan time.
+constexpr std::string_view k_common_prefixes[] = {"NCCL INFO ", "comm 0x[0-9a-fA-F]+ "};
 
 // Leaves out what cannot decide whether a line matches: a leading optional
 // group ("(?:host:pid:tid [gpu] .*)?NCCL WARN ...") or `.*`, and a leading

@@ -11,16 +11,30 @@ const char* find_last_newline(const char* p, std::size_t n) {
   return static_cast<const char*>(::memrchr(p, '\n', n));
 }
 
+// Every byte of every chunk passes through here (line numbers), so it
+// compares 16 bytes at a time: one memchr call per line cost ~10% of a scan.
+// GCC/Clang vector extensions compile to SSE2/NEON without intrinsics.
+using Bytes16 = unsigned char __attribute__((vector_size(16)));
+
 std::uint64_t count_newlines(const char* p, std::size_t n) {
   std::uint64_t count = 0;
-  const char* end = p + n;
-  while (p < end) {
-    const auto* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
-    if (nl == nullptr) {
-      break;
+  std::size_t i = 0;
+  const Bytes16 newline = Bytes16{} + static_cast<unsigned char>('\n');
+  while (n - i >= 16) {
+    // Per-byte counters, summed before any of them can wrap (255 rounds).
+    Bytes16 acc{};
+    const std::size_t rounds = std::min<std::size_t>((n - i) / 16, 255);
+    for (std::size_t r = 0; r < rounds; ++r, i += 16) {
+      Bytes16 v;
+      std::memcpy(&v, p + i, sizeof v);
+      acc -= reinterpret_cast<Bytes16>(v == newline); // a match is 0xff, i.e. -1
     }
-    ++count;
-    p = nl + 1;
+    for (int k = 0; k < 16; ++k) {
+      count += acc[k];
+    }
+  }
+  for (; i < n; ++i) {
+    count += p[i] == '\n' ? 1 : 0;
   }
   return count;
 }

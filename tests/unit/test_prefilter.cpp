@@ -101,6 +101,7 @@ TEST_CASE("prefilter: translation keeps RE2's code-point semantics in byte mode"
       {"(?:(?P<host>[\\w.-]+):(?P<pid>\\d+) .*)?NCCL WARN x", "NCCL WARN x"},
       {".*?Xid", "Xid"},
       {"NCCL INFO NVLS comm 0x", "NVLS comm 0x"},
+      {"NCCL INFO comm 0x[0-9a-fA-F]+ rank (?P<r>\\d+)", "rank (?P<r>\\d+)"},
       {"NCCL INFO {2}x", "NCCL INFO {2}x"}, // the quantifier belongs to the prefix's space
       {"NCCL INFO ", "NCCL INFO "},         // never down to nothing
       {"(?:a)?", "(?:a)?"},                 //

@@ -5,6 +5,8 @@
 // Hyperscan in the build it returns an empty blob and RE2 does all the work.
 //
 // Usage: denpex_make_blob OUT.cpp
+//        denpex_make_blob --expressions   (print them, one per line: for
+//                                          measuring what each one costs)
 #include <denpex/catalog/catalog.hpp>
 #include <denpex/matcher/prefilter.hpp>
 #include <denpex/scan/scan.hpp>
@@ -14,11 +16,12 @@
 #include <fstream>
 #include <iostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    std::cerr << "usage: " << argv[0] << " OUT.cpp\n";
+    std::cerr << "usage: " << argv[0] << " OUT.cpp | --expressions\n";
     return 2;
   }
   denpex::Diagnostics diags;
@@ -43,6 +46,13 @@ int main(int argc, char** argv) {
   }
   for (const auto& p : denpex::scan::error_line_patterns()) {
     add(p);
+  }
+
+  if (std::string_view(argv[1]) == "--expressions") {
+    for (const auto& e : expressions) {
+      std::cout << e << "\n";
+    }
+    return 0;
   }
 
   std::string blob;
