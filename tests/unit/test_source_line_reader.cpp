@@ -6,6 +6,8 @@
 // returned before the error.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include <denpex/source/byte_stream.hpp>
 #include <denpex/source/line_reader.hpp>
 
@@ -145,6 +147,31 @@ TEST_CASE("source::LineReader: chunks end on newline, line numbers and offsets a
   CHECK(reader.stats().bytes == input.size());
   CHECK(reader.stats().long_lines_cut == 0);
   CHECK_FALSE(reader.stats().truncated);
+}
+
+TEST_CASE("source::LineReader: line numbers stay exact across the 16-byte counter's edges", "[source]") {
+  // Runs of empty lines longer than 255 x 16 bytes (where the per-byte
+  // counters are summed), lines of every length around 16, a tail shorter
+  // than 16 bytes.
+  std::string input(5000, '\n');
+  for (int len = 0; len < 40; ++len) {
+    input += std::string(static_cast<std::size_t>(len), 'x') + "\n";
+  }
+  input += std::string(4081, '\n') + "tail\n";
+  for (const std::size_t buffer : {std::size_t{1} << 20, std::size_t{1000}}) {
+    ReaderOptions opts;
+    opts.buffer_size = buffer;
+    MemoryStream in(input);
+    LineReader reader(in, "mem", opts);
+    auto c = read_all(reader);
+    REQUIRE_FALSE(c.error);
+    CHECK(reader.stats().lines == static_cast<std::uint64_t>(std::count(input.begin(), input.end(), '\n')));
+    std::uint64_t offset = 0;
+    for (std::size_t i = 0; i < c.chunks.size(); ++i) {
+      CHECK(c.first[i] == line_of(input, offset));
+      offset += c.chunks[i].size();
+    }
+  }
 }
 
 TEST_CASE("source::LineReader: final unterminated line is its own end", "[source]") {
