@@ -498,47 +498,56 @@ void scan_unit(source::InputOpener& opener, const source::InputUnit& unit, const
           finish_chunk(**chunk, candidates);
         }
       } else {
-        // One big file on several cores: the set match (~90% of the time)
-        // runs on `threads` chunks at once; the rest stays in input order.
-        std::vector<PendingChunk> batch(static_cast<std::size_t>(threads) * 2);
-        std::optional<Expected<std::optional<source::Chunk>>> next = std::move(first);
+        // One big file on several cores, double-buffered: while `threads`
+        // workers find the candidates of one batch of chunks (most of the
+        // time), this thread reads the next batch; then it finishes the
+        // matched batch in input order.
+        // Two batches of up to 16 chunks (1 MiB each by default) bound the
+        // memory whatever the core count.
+        const std::size_t batch_size = std::min<std::size_t>(static_cast<std::size_t>(threads) * 2, 16);
+        std::vector<PendingChunk> cur(batch_size);
+        std::vector<PendingChunk> nxt(batch_size);
+        std::optional<Expected<std::optional<source::Chunk>>> pending = std::move(first);
         bool done = false;
-        while (!done) {
+        auto read_batch = [&](std::vector<PendingChunk>& batch) {
           std::size_t n = 0;
-          while (n < batch.size()) {
-            auto chunk = next ? std::move(*next) : reader.next();
-            next.reset();
+          while (!done && n < batch.size()) {
+            auto chunk = pending ? std::move(*pending) : reader.next();
+            pending.reset();
             if (!chunk) {
               diags.error(chunk.error());
               done = true;
-              break;
-            }
-            if (!*chunk) {
+            } else if (!*chunk) {
               done = true;
-              break;
+            } else {
+              batch[n].text.assign((*chunk)->text);
+              batch[n].first_line = (*chunk)->first_line;
+              batch[n].offset = (*chunk)->offset;
+              ++n;
             }
-            batch[n].text.assign((*chunk)->text);
-            batch[n].first_line = (*chunk)->first_line;
-            batch[n].offset = (*chunk)->offset;
-            ++n;
           }
+          return n;
+        };
+        const unsigned workers = threads;
+        std::size_t n = read_batch(cur);
+        while (n > 0) {
           std::vector<std::thread> pool;
-          for (unsigned t = 1; t < threads && t < n; ++t) {
+          for (unsigned t = 0; t < workers && t < n; ++t) {
             pool.emplace_back([&, t] {
-              for (std::size_t k = t; k < n; k += threads) {
-                matcher.candidates(batch[k].text, batch[k].candidates, diags);
+              for (std::size_t k = t; k < n; k += workers) {
+                matcher.candidates(cur[k].text, cur[k].candidates, diags);
               }
             });
           }
-          for (std::size_t k = 0; k < n; k += threads) {
-            matcher.candidates(batch[k].text, batch[k].candidates, diags);
-          }
+          const std::size_t next_n = read_batch(nxt);
           for (auto& th : pool) {
             th.join();
           }
           for (std::size_t k = 0; k < n; ++k) {
-            finish_chunk(source::Chunk{batch[k].text, batch[k].first_line, batch[k].offset}, batch[k].candidates);
+            finish_chunk(source::Chunk{cur[k].text, cur[k].first_line, cur[k].offset}, cur[k].candidates);
           }
+          std::swap(cur, nxt);
+          n = next_n;
         }
       }
     }
