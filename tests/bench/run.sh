@@ -346,7 +346,7 @@ if want files; then
   fi
   summarize files "N files: the log split into 8 files"
   echo
-  ratio_line files "denpex diagnose -j1 (8 files)" "denpex diagnose -j2 (8 files)"
+  ratio_line files "denpex diagnose -j2 (8 files)" "denpex diagnose -j1 (8 files)"
 fi
 
 echo
