@@ -2,7 +2,6 @@
 
 #include "prefilter_impl.hpp"
 
-#include <atomic>
 #include <cstring>
 #include <unordered_map>
 
@@ -267,7 +266,8 @@ Expected<std::string> build_prefilter_blob(const std::vector<std::string>&) {
 
 namespace detail {
 struct Prefilter::Database {};
-Prefilter::Prefilter() : m_id(0) {}
+struct Prefilter::Scratch {};
+Prefilter::Prefilter() = default;
 Prefilter::~Prefilter() = default;
 std::unique_ptr<Prefilter> Prefilter::build(const std::vector<std::optional<std::string>>& expressions,
                                             std::string_view, std::vector<std::uint32_t>& unfiltered) {
@@ -383,19 +383,6 @@ std::optional<Blob> parse_blob(std::string_view in) {
   return b;
 }
 
-std::atomic<std::uint64_t> g_next_id{1};
-
-struct Scratch {
-  std::uint64_t owner = 0; // Prefilter::m_id it was last sized for
-  hs_scratch_t* scratch = nullptr;
-  ~Scratch() {
-    if (scratch != nullptr) {
-      hs_free_scratch(scratch);
-    }
-  }
-};
-thread_local Scratch t_scratch;
-
 struct ScanContext {
   const std::vector<std::uint32_t>* offsets;
   const std::vector<std::uint32_t>* patterns;
@@ -450,8 +437,38 @@ struct Prefilter::Database {
   std::vector<std::uint32_t> patterns;
 };
 
-Prefilter::Prefilter() : m_id(g_next_id.fetch_add(1)) {}
+struct Prefilter::Scratch {
+  hs_scratch_t* space = nullptr;
+  ~Scratch() {
+    if (space != nullptr) {
+      hs_free_scratch(space);
+    }
+  }
+};
+
+Prefilter::Prefilter() = default;
 Prefilter::~Prefilter() = default;
+
+std::unique_ptr<Prefilter::Scratch> Prefilter::take_scratch() const {
+  {
+    const std::lock_guard<std::mutex> lock(m_pool_mutex);
+    if (!m_pool.empty()) {
+      auto s = std::move(m_pool.back());
+      m_pool.pop_back();
+      return s;
+    }
+  }
+  auto s = std::make_unique<Scratch>();
+  if (hs_clone_scratch(m_prototype->space, &s->space) != HS_SUCCESS) {
+    return nullptr;
+  }
+  return s;
+}
+
+void Prefilter::give_back(std::unique_ptr<Scratch> s) const {
+  const std::lock_guard<std::mutex> lock(m_pool_mutex);
+  m_pool.push_back(std::move(s));
+}
 
 std::unique_ptr<Prefilter> Prefilter::build(const std::vector<std::optional<std::string>>& expressions,
                                             std::string_view blob, std::vector<std::uint32_t>& unfiltered) {
@@ -536,6 +553,13 @@ std::unique_ptr<Prefilter> Prefilter::build(const std::vector<std::optional<std:
   if (pf->m_dbs.empty()) {
     return nullptr;
   }
+  pf->m_prototype = std::make_unique<Scratch>();
+  for (const auto& d : pf->m_dbs) {
+    if (hs_alloc_scratch(d->db.get(), &pf->m_prototype->space) != HS_SUCCESS) {
+      unfiltered.clear();
+      return all_unfiltered();
+    }
+  }
   return pf;
 }
 
@@ -543,24 +567,21 @@ bool Prefilter::scan(std::string_view text, std::vector<int>& out) const {
   if (text.size() > 0xffffffffu) {
     return false; // hs_scan takes an unsigned length; chunks are far smaller
   }
-  Scratch& s = t_scratch;
-  if (s.owner != m_id) {
-    for (const auto& d : m_dbs) {
-      if (hs_alloc_scratch(d->db.get(), &s.scratch) != HS_SUCCESS) {
-        s.owner = 0;
-        return false;
-      }
-    }
-    s.owner = m_id;
+  auto scratch = take_scratch();
+  if (!scratch) {
+    return false;
   }
+  bool ok = true;
   for (const auto& d : m_dbs) {
     ScanContext ctx{&d->offsets, &d->patterns, &out};
-    if (hs_scan(d->db.get(), text.data(), static_cast<unsigned>(text.size()), 0, s.scratch, on_match, &ctx) !=
+    if (hs_scan(d->db.get(), text.data(), static_cast<unsigned>(text.size()), 0, scratch->space, on_match, &ctx) !=
         HS_SUCCESS) {
-      return false;
+      ok = false;
+      break;
     }
   }
-  return true;
+  give_back(std::move(scratch));
+  return ok;
 }
 
 std::string Prefilter::describe() const {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -34,11 +35,19 @@ public:
   [[nodiscard]] std::string describe() const;
 
   struct Database; // one Hyperscan database and its id -> pattern map
+  struct Scratch;  // Hyperscan scratch space, sized for every database here
 
 private:
   Prefilter();
+  std::unique_ptr<Scratch> take_scratch() const;
+  void give_back(std::unique_ptr<Scratch> s) const;
+
   std::vector<std::unique_ptr<Database>> m_dbs;
-  std::uint64_t m_id;     // tells thread-local scratch which prefilter it was sized for
+  // Scratch is per scan in progress: a pool, so that threads created per
+  // batch reuse it instead of allocating their own.
+  std::unique_ptr<Scratch> m_prototype;
+  mutable std::mutex m_pool_mutex;
+  mutable std::vector<std::unique_ptr<Scratch>> m_pool;
   std::size_t m_prebuilt = 0;
   std::size_t m_compiled = 0;
 };
