@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <denpex/matcher/prefilter.hpp>
+
 namespace denpex::selftest {
 
 namespace {
@@ -121,6 +123,16 @@ Report lint(const catalog::Catalog& cat, const matcher::Matcher& m) {
   for (std::uint32_t s = 0; s < cat.size(); ++s) {
     const auto& sig = cat.at(s);
     ++r.entries;
+    // A pattern the prefilter cannot take is scanned by RE2 over every byte
+    // of every log: one such pattern costs about 4x the matching time.
+    for (std::size_t k = 0; k < sig.signals.size(); ++k) {
+      if (!matcher::hyperscan_expression(sig.signals[k].pattern)) {
+        r.warnings.push_back({fmt::format("{}: /signals/{}/pattern", sig.file, k),
+                              "has no byte-mode form for the Hyperscan prefilter (a non-ASCII character inside [], "
+                              "\\p{..}, \\C, \\Q, or \\x above 7f): RE2 alone scans every byte for it, about 4x "
+                              "slower; spell it without those (e.g. (?:a|b) instead of [ab] for non-ASCII a, b)"});
+      }
+    }
     if (sig.role != catalog::Role::cause) {
       continue;
     }

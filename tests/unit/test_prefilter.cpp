@@ -7,6 +7,7 @@
 #include <denpex/matcher/matcher.hpp>
 #include <denpex/matcher/prefilter.hpp>
 #include <denpex/scan/scan.hpp>
+#include <denpex/selftest/selftest.hpp>
 #include <denpex/util/diagnostics.hpp>
 
 #include <nlohmann/json.hpp>
@@ -161,6 +162,16 @@ TEST_CASE("prefilter: non-ASCII text between tokens is matched as RE2 matches it
   auto hs = Matcher::compile(cat);
   REQUIRE(hs);
   CHECK_THAT(hs->describe(), Catch::Contains("1 patterns scanned by RE2 alone")); // the class with ’
+  // ... and `signatures lint` says so, for that pattern only.
+  const auto lint = denpex::selftest::lint(cat, *hs);
+  std::size_t slow = 0;
+  for (const auto& w : lint.warnings) {
+    if (w.what.find("Hyperscan prefilter") != std::string::npos) {
+      ++slow;
+      CHECK(w.where == "t/t.e2.json: /signals/0/pattern");
+    }
+  }
+  CHECK(slow == 1);
   for (std::size_t k = 0; k < cases.size(); ++k) {
     INFO(cases[k].second);
     const auto got = candidates(*hs, "noise\n" + cases[k].second + "\nmore noise\n");
