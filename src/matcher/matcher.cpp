@@ -77,6 +77,10 @@ struct Span {
   bool present;
 };
 
+// Up to this many patterns in a chunk are each searched over the whole
+// chunk; beyond it, the chunk is matched line by line (scan_candidates).
+constexpr std::size_t k_whole_chunk_max = 8;
+
 RE2::Options base_options() {
   RE2::Options o;
   o.set_log_errors(false);
@@ -118,15 +122,17 @@ struct Matcher::Impl {
     }
   }
 
-  // Finds every hit of pattern `p` in `text` and appends it to `hits`.
-  void find_all(std::uint32_t p, std::string_view text, std::vector<Hit>& hits, std::vector<Span>& spans) const {
+  // Finds every hit of pattern `p` in text[from, to) (whole lines) and
+  // appends it to `hits`.
+  void find_all(std::uint32_t p, std::string_view text, std::size_t from, std::size_t to, std::vector<Hit>& hits,
+                std::vector<Span>& spans) const {
     const Pattern& pat = patterns[p];
     const RE2& re = pat.re();
     const int n = pat.groups() + 1;
     std::vector<re2::StringPiece> sub(static_cast<std::size_t>(n));
-    std::size_t pos = 0;
-    while (pos < text.size()) {
-      if (!re.Match(re2::StringPiece(text.data(), text.size()), pos, text.size(), RE2::UNANCHORED, sub.data(), n)) {
+    std::size_t pos = from;
+    while (pos < to) {
+      if (!re.Match(re2::StringPiece(text.data(), text.size()), pos, to, RE2::UNANCHORED, sub.data(), n)) {
         return;
       }
       auto begin = static_cast<std::size_t>(sub[0].data() - text.data());
@@ -137,8 +143,8 @@ struct Matcher::Impl {
         line_start = nl == std::string_view::npos ? 0 : nl + 1;
       }
       std::size_t line_end = text.find('\n', begin);
-      if (line_end == std::string_view::npos) {
-        line_end = text.size();
+      if (line_end == std::string_view::npos || line_end > to) {
+        line_end = to;
       }
       if (end > line_end) {
         // The match crossed a newline (\s or [^x] in the pattern): confirm it
@@ -304,9 +310,32 @@ bool Matcher::scan_candidates(const source::Chunk& chunk, const std::vector<int>
   thread_local std::vector<Span> spans;
   hits.clear();
   spans.clear();
-  for (int p : set_hits) {
-    if (static_cast<std::size_t>(p) < impl.patterns.size()) {
-      impl.find_all(static_cast<std::uint32_t>(p), text, hits, spans);
+  const auto signals = static_cast<std::size_t>(
+      std::lower_bound(set_hits.begin(), set_hits.end(), static_cast<int>(impl.patterns.size())) - set_hits.begin());
+  if (signals <= k_whole_chunk_max) {
+    // The usual case: a few patterns, each searched over the whole chunk.
+    for (std::size_t k = 0; k < signals; ++k) {
+      impl.find_all(static_cast<std::uint32_t>(set_hits[k]), text, 0, text.size(), hits, spans);
+    }
+  } else {
+    // Many patterns in one chunk (a log that is all errors, a node dump of
+    // Xid lines): one search per pattern over the whole chunk would cost
+    // `signals` passes. Ask line by line which patterns occur, and search
+    // only those lines.
+    thread_local std::vector<int> line_hits;
+    Diagnostics ignored; // the same engines already ran over this chunk, and warned
+    for (std::size_t start = 0; start < text.size();) {
+      std::size_t end = text.find('\n', start);
+      if (end == std::string_view::npos) {
+        end = text.size();
+      }
+      candidates(text.substr(start, end - start), line_hits, ignored);
+      for (const int p : line_hits) {
+        if (static_cast<std::size_t>(p) < impl.patterns.size()) {
+          impl.find_all(static_cast<std::uint32_t>(p), text, start, end, hits, spans);
+        }
+      }
+      start = end + 1;
     }
   }
   std::stable_sort(hits.begin(), hits.end(), [](const Hit& a, const Hit& b) {
