@@ -322,6 +322,9 @@ bool Matcher::scan_candidates(const source::Chunk& chunk, const std::vector<int>
     // Xid lines): one search per pattern over the whole chunk would cost
     // `signals` passes. Ask line by line which patterns occur, and search
     // only those lines.
+    if (stats != nullptr) {
+      ++stats->line_by_line;
+    }
     thread_local std::vector<int> line_hits;
     Diagnostics ignored; // the same engines already ran over this chunk, and warned
     for (std::size_t start = 0; start < text.size();) {

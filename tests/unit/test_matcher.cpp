@@ -9,7 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <map>
+#include <tuple>
 #include <optional>
 #include <string>
 #include <vector>
@@ -401,4 +403,56 @@ TEST_CASE("matcher::scan: a DFA out of memory falls back pattern by pattern with
     // its cache instead of failing: results must simply be the same.
     CHECK(diags.size() == 0);
   }
+}
+
+TEST_CASE("matcher::scan: a chunk with many candidate patterns is matched line by line, with the same hits",
+          "[matcher]") {
+  // More than 8 patterns occur in this chunk, so scan_candidates asks line
+  // by line; each pattern alone (the whole-chunk path) must find the same.
+  const std::vector<std::pair<std::string, std::string>> specs = {
+      {"t.xid", k_xid_pattern},
+      {"t.cuda", k_cuda_pattern},
+      {"t.cross", R"(NCCL WARN Cuda failure\s+'(?P<msg>[^']+)')"},
+      {"t.tb", R"(^Traceback \(most recent call last\):$)"},
+      {"t.loss", R"(\[1,(?P<rank>\d+)\]<stdout>:Train Epoch: \d+)"},
+      {"t.peer", R"(NCCL WARN socketProgress: Connection closed by remote peer (?P<peer>\S+))"},
+      {"t.dbe", R"(double bit error \(DBE\))"},
+      {"t.retire", R"(Dynamic Page Retirement: (?P<what>\w+))"},
+      {"t.bus", R"(fallen off the bus\.$)"},
+      {"t.info", R"(NCCL INFO Using network (?P<net>\w+))"},
+      {"t.kernel", R"((?P<host>\w+) kernel: \[ *(?P<ts>[0-9.]+)\])"},
+  };
+  const std::string chunk = k_nccl_info + "\n" + k_xid79 + "\n" + "NCCL WARN Cuda failure\n'out of memory'\n" +
+                            k_nccl_oom + "\n" + "Traceback (most recent call last):\n" + k_xid48 + "\n" + k_xid64 +
+                            "\n" + k_peer_closed + "\n" +
+                            "[1,1]<stdout>:Train Epoch: 10 [10240/30000]\tLoss: 0.12[1,0]<stdout>:Train Epoch: 10 x\n" +
+                            "no newline at the end: " + k_xid79;
+  std::vector<json> entries;
+  for (const auto& [id, pattern] : specs) {
+    entries.push_back(entry(id, {{"s", pattern}}));
+  }
+  const auto all = make_catalog(entries);
+  denpex::matcher::ScanStats stats;
+  const auto together = scan(compile(all), chunk, 1, 0, &stats);
+
+  using Key = std::tuple<std::string, std::uint64_t, std::string, std::map<std::string, std::string>>;
+  std::vector<Key> want;
+  for (const auto& e : entries) {
+    for (const auto& h : scan(compile(make_catalog({e})), chunk)) {
+      want.emplace_back(e["id"].get<std::string>(), h.line_no, h.line, h.captures);
+    }
+  }
+  std::vector<Key> got;
+  for (const auto& h : together) {
+    got.emplace_back(all.at(h.signature).id, h.line_no, h.line, h.captures);
+    CHECK(h.line_at_pos);
+  }
+  CHECK(std::is_sorted(together.begin(), together.end(),
+                       [](const Hit& a, const Hit& b) { return a.line_no < b.line_no; }));
+  std::sort(want.begin(), want.end());
+  std::sort(got.begin(), got.end());
+  CHECK(got == want);
+  CHECK(got.size() >= 14);
+  CHECK(stats.chunks_with_hits == 1);
+  CHECK(stats.line_by_line == 1);
 }

@@ -66,6 +66,7 @@ struct ScanStats {
   std::uint64_t chunks = 0;
   std::uint64_t chunks_with_hits = 0;
   std::uint64_t dfa_fallbacks = 0;
+  std::uint64_t line_by_line = 0; // chunks with so many candidates they were matched per line
 };
 
 class Matcher {
