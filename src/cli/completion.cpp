@@ -9,7 +9,7 @@ _denpex() {
   local cur prev words cword
   _init_completion 2>/dev/null || { cur="${COMP_WORDS[COMP_CWORD]}"; prev="${COMP_WORDS[COMP_CWORD-1]}"; }
   local cmd="${COMP_WORDS[1]}"
-  local common="--signatures --no-builtin --strict --color --quiet -q --no-config --help"
+  local common="--signatures --no-builtin --strict --color --quiet -q --no-config --no-prefilter --help"
   if [ "$COMP_CWORD" -eq 1 ]; then
     COMPREPLY=($(compgen -W "diagnose grep explain signatures completion --version --help" -- "$cur"))
     return
@@ -68,6 +68,7 @@ _denpex() {
     '--color[colour output]:when:(auto always never)'
     '(-q --quiet)'{-q,--quiet}'[print nothing; exit status only]'
     '--no-config[ignore .denpex.json files]'
+    '--no-prefilter[match with RE2 alone, without Hyperscan]'
   )
   if (( CURRENT == 2 )); then
     _values 'command' 'diagnose[find the initiating failure]' 'grep[print matched lines]' \
