@@ -585,7 +585,8 @@ bool Prefilter::scan(std::string_view text, std::vector<int>& out) const {
 }
 
 std::string Prefilter::describe() const {
-  return "hyperscan " + std::string(hs_version()).substr(0, std::string(hs_version()).find(' ')) + ": " +
+  const std::string_view version = hs_version(); // "5.4.0 2023-..."
+  return "hyperscan " + std::string(version.substr(0, version.find(' '))) + ": " +
          std::to_string(m_prebuilt + m_compiled) + " patterns (" + std::to_string(m_prebuilt) + " prebuilt, " +
          std::to_string(m_compiled) + " compiled at start-up)";
 }
