@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include <denpex/correlate/describe.hpp>
 #include <denpex/util/strings.hpp>
 
 namespace denpex::report {
@@ -126,7 +127,8 @@ void print_github(std::ostream& out, const correlate::Diagnosis& d, const catalo
     }
     msg += "\n";
     if (inc.initiating) {
-      msg += fmt::format("decided by: {} (confidence: {})\n", inc.rule, correlate::to_string(inc.confidence));
+      msg += fmt::format("decided by: {} (confidence: {})\n", correlate::describe(*inc.decision, d),
+                         correlate::to_string(inc.confidence));
     }
     std::uint64_t collateral = 0;
     for (const auto& g : inc.collateral) {
@@ -155,7 +157,7 @@ void print_github(std::ostream& out, const correlate::Diagnosis& d, const catalo
   }
   if (d.inference) {
     out << "::notice title=" << github_escape_property("denpex: no concrete cause in these logs")
-        << "::" << github_escape_data(util::escape_for_terminal(d.inference->summary)) << "\n";
+        << "::" << github_escape_data(util::escape_for_terminal(correlate::summary(*d.inference))) << "\n";
   }
   for (const auto& sp : d.starting_points) {
     annotation(out, "notice", d, sp.first, "denpex: starting point (no signature matched)",

@@ -4,6 +4,7 @@
 
 #include "json_fields.hpp"
 
+#include <denpex/correlate/describe.hpp>
 #include <denpex/util/strings.hpp>
 
 namespace denpex::report {
@@ -17,6 +18,53 @@ using detail::groups_json;
 using detail::safe;
 using detail::signals_json;
 using detail::where_json;
+
+// The facts the choice of the initiating incident used (null otherwise).
+ordered_json decision_json(const correlate::Incident& inc) {
+  if (!inc.decision) {
+    return nullptr;
+  }
+  const auto& dec = *inc.decision;
+  ordered_json j;
+  j["rule_id"] = std::string(correlate::to_string(dec.rule));
+  j["candidates"] = dec.candidates;
+  j["priority"] = dec.priority;
+  j["skew_s"] = static_cast<double>(dec.skew_us) / 1e6;
+  j["episode"] = dec.episode ? ordered_json(*dec.episode) : ordered_json(nullptr);
+  j["fell_back"] = dec.fell_back;
+  j["skipped"] = {{"generic", dec.generic_skipped},
+                  {"recovered", dec.recovered_skipped},
+                  {"earlier_episode", dec.earlier_skipped},
+                  {"nonfatal", dec.nonfatal_skipped}};
+  return j;
+}
+
+ordered_json episodes_json(const correlate::Diagnosis& d) {
+  ordered_json out = ordered_json::array();
+  for (std::size_t i = 0; i < d.episodes.size(); ++i) {
+    const auto& e = d.episodes[i];
+    ordered_json j;
+    j["index"] = i;
+    j["clock"] = e.domain == 0 ? ordered_json("wall")
+                               : ordered_json(safe(e.domain - 1 < d.sources.size() ? d.sources[e.domain - 1].name : "?"));
+    j["started_by"] = std::string(correlate::to_string(e.started_by));
+    j["start_us"] = e.start_us ? ordered_json(*e.start_us) : ordered_json(nullptr);
+    j["end_us"] = e.end_us ? ordered_json(*e.end_us) : ordered_json(nullptr);
+    j["gap_s"] = e.started_by == correlate::Episode::Start::quiet_gap ? ordered_json(e.gap_us / 1'000'000)
+                                                                     : ordered_json(nullptr);
+    j["progress"] = e.started_by == correlate::Episode::Start::progress
+                        ? ordered_json({{"source", safe(e.progress_source < d.sources.size()
+                                                            ? d.sources[e.progress_source].name
+                                                            : "?")},
+                                        {"line", e.progress_line}})
+                        : ordered_json(nullptr);
+    j["terminal"] = e.terminal;
+    j["incidents"] = e.incidents;
+    j["description"] = correlate::describe(e, i, d);
+    out.push_back(std::move(j));
+  }
+  return out;
+}
 
 } // namespace
 
@@ -45,7 +93,9 @@ void print_json(std::ostream& out, const correlate::Diagnosis& d, const catalog:
     j["severity"] = std::string(catalog::to_string(sig.severity));
     j["priority"] = sig.priority;
     j["initiating"] = inc.initiating;
-    j["rule"] = inc.initiating ? ordered_json(inc.rule) : ordered_json(nullptr);
+    j["rule"] = inc.decision ? ordered_json(correlate::describe(*inc.decision, d)) : ordered_json(nullptr);
+    j["rule_id"] = inc.decision ? ordered_json(std::string(correlate::to_string(inc.decision->rule))) : ordered_json(nullptr);
+    j["decision"] = decision_json(inc);
     j["confidence"] = inc.initiating ? ordered_json(std::string(correlate::to_string(inc.confidence))) : ordered_json(nullptr);
     j["where"] = where_json(d, inc.first);
     j["count"] = inc.count;
@@ -56,8 +106,13 @@ void print_json(std::ostream& out, const correlate::Diagnosis& d, const catalog:
     }
     j["hosts"] = hosts;
     j["pci"] = inc.pci.empty() ? ordered_json(nullptr) : ordered_json(inc.pci);
-    j["recovered"] = inc.recovered.empty() ? ordered_json(nullptr) : ordered_json(safe(inc.recovered));
-    j["inferred"] = inc.inferred.empty() ? ordered_json(nullptr) : ordered_json(inc.inferred);
+    const auto recovered = correlate::describe_recovered(inc, d);
+    const auto earlier = correlate::describe_earlier_episode(inc, d);
+    j["recovered"] = recovered.empty() ? ordered_json(nullptr) : ordered_json(safe(recovered));
+    j["earlier_episode"] = earlier.empty() ? ordered_json(nullptr) : ordered_json(safe(earlier));
+    j["episode"] = inc.episode ? ordered_json(*inc.episode) : ordered_json(nullptr);
+    const auto inferred = correlate::describe_inferred(inc);
+    j["inferred"] = inferred.empty() ? ordered_json(nullptr) : ordered_json(inferred);
     j["caused_by"] = inc.caused_by.empty() ? ordered_json(nullptr) : ordered_json("xid." + inc.caused_by);
     j["root_cause"] = sig.root_cause;
     ordered_json fix;
@@ -83,16 +138,18 @@ void print_json(std::ostream& out, const correlate::Diagnosis& d, const catalog:
     incidents.push_back(j);
   }
   root["incidents"] = incidents;
+  root["episodes"] = episodes_json(d);
   root["unexplained"] = groups_json(d, cat, d.unexplained);
   if (d.inference) {
     const auto& inf = *d.inference;
-    root["inference"] = {{"summary", inf.summary},
+    root["inference"] = {{"summary", correlate::summary(inf)},
+                         {"kind", std::string(correlate::to_string(inf.kind))},
                          {"world_size", inf.world_size},
-                         {"world_size_from", inf.world_size_from},
+                         {"world_size_from", correlate::world_size_from(inf)},
                          {"missing_ranks", inf.missing_ranks},
                          {"lagging_ranks", inf.lagging_ranks},
                          {"mismatches", inf.mismatches},
-                         {"next_steps", inf.next_steps}};
+                         {"next_steps", correlate::next_steps(inf)}};
   } else {
     root["inference"] = nullptr;
   }

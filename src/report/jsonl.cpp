@@ -13,6 +13,7 @@
 
 #include "json_fields.hpp"
 
+#include <denpex/correlate/describe.hpp>
 #include <denpex/util/strings.hpp>
 
 namespace denpex::report {
@@ -69,7 +70,8 @@ void print_jsonl(std::ostream& out, const correlate::Diagnosis& d, const catalog
     j["severity"] = std::string(catalog::to_string(sig.severity));
     j["priority"] = sig.priority;
     j["initiating"] = inc.initiating;
-    j["rule"] = inc.initiating ? ordered_json(inc.rule) : ordered_json(nullptr);
+    j["rule"] = inc.decision ? ordered_json(correlate::describe(*inc.decision, d)) : ordered_json(nullptr);
+    j["rule_id"] = inc.decision ? ordered_json(std::string(correlate::to_string(inc.decision->rule))) : ordered_json(nullptr);
     j["confidence"] =
         inc.initiating ? ordered_json(std::string(correlate::to_string(inc.confidence))) : ordered_json(nullptr);
     j["fingerprint"] = finding_fingerprint(sig.id, safe(source_name(d, inc.first)), inc.first.line_no);
@@ -107,9 +109,10 @@ void print_jsonl(std::ostream& out, const correlate::Diagnosis& d, const catalog
   if (d.inference) {
     const auto& inf = *d.inference;
     auto j = header("inference", d, nullptr);
-    j["summary"] = safe(inf.summary);
+    j["summary"] = safe(correlate::summary(inf));
+    j["kind"] = std::string(correlate::to_string(inf.kind));
     j["world_size"] = inf.world_size;
-    j["world_size_from"] = safe(inf.world_size_from);
+    j["world_size_from"] = correlate::world_size_from(inf);
     j["missing_ranks"] = inf.missing_ranks;
     j["lagging_ranks"] = inf.lagging_ranks;
     ordered_json mm = ordered_json::array();
@@ -117,7 +120,7 @@ void print_jsonl(std::ostream& out, const correlate::Diagnosis& d, const catalog
       mm.push_back(safe(m));
     }
     j["mismatches"] = mm;
-    j["next_steps"] = inf.next_steps;
+    j["next_steps"] = correlate::next_steps(inf);
     emit(out, j);
   }
   for (const auto& sp : d.starting_points) {

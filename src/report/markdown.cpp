@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include <denpex/correlate/describe.hpp>
 #include <denpex/util/strings.hpp>
 
 namespace denpex::report {
@@ -205,7 +206,7 @@ void print_incident(std::ostream& out, const correlate::Diagnosis& d, const cata
   out << "### " << number << ". " << md_text(sig.title) << (inc.initiating ? " (initiating)" : "") << "\n\n";
   out << markdown_code_span(sig.id) << " · " << md_text(sig.area) << " · " << catalog::to_string(sig.severity);
   if (inc.initiating) {
-    out << " · decided by: " << md_text(inc.rule) << " (confidence: " << correlate::to_string(inc.confidence) << ")";
+    out << " · decided by: " << md_text(correlate::describe(*inc.decision, d)) << " (confidence: " << correlate::to_string(inc.confidence) << ")";
   }
   out << "\n\n";
   out << "**Where:** " << md_log(where_text(d, inc.first));
@@ -331,7 +332,7 @@ void print_markdown(std::ostream& out, const correlate::Diagnosis& d, const cata
     }
     out << "  \n";
     if (first.initiating) {
-      out << "**Decided by:** " << md_text(first.rule) << " (confidence: " << correlate::to_string(first.confidence)
+      out << "**Decided by:** " << md_text(correlate::describe(*first.decision, d)) << " (confidence: " << correlate::to_string(first.confidence)
           << ")  \n";
     }
     out << "**Fix:** " << md_text(sig.fix.summary) << "\n\n";
@@ -351,9 +352,9 @@ void print_markdown(std::ostream& out, const correlate::Diagnosis& d, const cata
   }
   if (d.inference) {
     const auto& inf = *d.inference;
-    out << "### No concrete cause in these logs\n\n" << md_text(util::sanitize_utf8(inf.summary)) << "\n\n";
+    out << "### No concrete cause in these logs\n\n" << md_text(util::sanitize_utf8(correlate::summary(inf))) << "\n\n";
     if (inf.world_size > 0) {
-      out << "World size " << inf.world_size << " (from " << md_text(inf.world_size_from) << ").\n\n";
+      out << "World size " << inf.world_size << " (from " << md_text(correlate::world_size_from(inf)) << ").\n\n";
     }
     for (const auto& m : inf.mismatches) {
       out << "- mismatch: " << md_log(m) << "\n";
@@ -361,9 +362,9 @@ void print_markdown(std::ostream& out, const correlate::Diagnosis& d, const cata
     if (!inf.mismatches.empty()) {
       out << "\n";
     }
-    if (!inf.next_steps.empty()) {
+    if (const auto steps = correlate::next_steps(inf); !steps.empty()) {
       out << "**Next steps**\n\n";
-      for (const auto& s : inf.next_steps) {
+      for (const auto& s : steps) {
         out << "- " << md_text(util::sanitize_utf8(s)) << "\n";
       }
       out << "\n";

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <denpex/correlate/describe.hpp>
 #include <denpex/util/strings.hpp>
 
 namespace denpex::report {
@@ -241,7 +242,8 @@ void print_sarif(std::ostream& out, const correlate::Diagnosis& d, const catalog
     props["host"] = inc.first.ctx.host ? ordered_json(safe(inc.first.ctx.host->value)) : ordered_json(nullptr);
     props["confidence"] =
         inc.initiating ? ordered_json(std::string(correlate::to_string(inc.confidence))) : ordered_json(nullptr);
-    props["rule"] = inc.initiating ? ordered_json(inc.rule) : ordered_json(nullptr);
+    props["rule"] = inc.decision ? ordered_json(correlate::describe(*inc.decision, d)) : ordered_json(nullptr);
+    props["rule_id"] = inc.decision ? ordered_json(std::string(correlate::to_string(inc.decision->rule))) : ordered_json(nullptr);
     props["severity"] = std::string(catalog::to_string(sig.severity));
     props["count"] = inc.count;
     props["ranks"] = std::vector<int>(inc.ranks.begin(), inc.ranks.end());
@@ -315,12 +317,12 @@ void print_sarif(std::ostream& out, const correlate::Diagnosis& d, const catalog
   run_props["clock_note"] = d.clock_note;
   if (d.inference) {
     const auto& inf = *d.inference;
-    run_props["inference"] = {{"summary", safe(inf.summary)},
+    run_props["inference"] = {{"summary", safe(correlate::summary(inf))},
                               {"world_size", inf.world_size},
                               {"missing_ranks", inf.missing_ranks},
                               {"lagging_ranks", inf.lagging_ranks},
                               {"mismatches", inf.mismatches},
-                              {"next_steps", inf.next_steps}};
+                              {"next_steps", correlate::next_steps(inf)}};
   }
 
   // Starting points have no rule, so they are not results (GitHub requires a

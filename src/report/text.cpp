@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <denpex/correlate/describe.hpp>
 #include <denpex/util/strings.hpp>
 
 namespace denpex::report {
@@ -114,13 +115,13 @@ void print_incident(std::ostream& out, const correlate::Diagnosis& d, const cata
   }
   out << "  seen     " << seen << "\n";
   if (inc.initiating) {
-    out << "  decided  " << inc.rule << " (confidence: " << correlate::to_string(inc.confidence) << ")\n";
+    out << "  decided  " << correlate::describe(*inc.decision, d) << " (confidence: " << correlate::to_string(inc.confidence) << ")\n";
   }
-  if (!inc.recovered.empty()) {
-    out << "  note     " << util::escape_for_terminal(inc.recovered) << "\n";
-  }
-  if (!inc.inferred.empty()) {
-    out << "  note     " << inc.inferred << "\n";
+  for (const auto& note : {correlate::describe_recovered(inc, d), correlate::describe_earlier_episode(inc, d),
+                           correlate::describe_inferred(inc)}) {
+    if (!note.empty()) {
+      out << "  note     " << util::escape_for_terminal(note) << "\n";
+    }
   }
   if (!inc.caused_by.empty()) {
     out << "  note     the line says it was caused by an earlier Xid " << inc.caused_by << "\n";
@@ -189,19 +190,27 @@ void print_text(std::ostream& out, const correlate::Diagnosis& d, const catalog:
   const Style st{o.color};
   const auto n = d.incidents.size();
   const auto recovered = static_cast<std::size_t>(
-      std::count_if(d.incidents.begin(), d.incidents.end(), [](const Incident& i) { return !i.recovered.empty(); }));
+      std::count_if(d.incidents.begin(), d.incidents.end(), [](const Incident& i) { return i.recovered.has_value(); }));
+  const auto earlier = static_cast<std::size_t>(std::count_if(
+      d.incidents.begin(), d.incidents.end(), [](const Incident& i) { return i.earlier_episode && !i.recovered; }));
+  const auto past = recovered + earlier;
   std::string summary;
   if (n == 0) {
     summary = "no known failure signature found";
-  } else if (n - recovered == 1) {
+  } else if (n - past == 1) {
     summary = "1 failure diagnosed";
   } else if (n == recovered) {
     summary = fmt::format("{} error{} the run recovered from", n, n == 1 ? "" : "s");
+  } else if (n == past) {
+    summary = fmt::format("{} failure{} in earlier episodes", n, n == 1 ? "" : "s");
   } else {
-    summary = fmt::format("{} distinct failures diagnosed", n - recovered);
+    summary = fmt::format("{} distinct failures diagnosed", n - past);
   }
   if (recovered > 0 && n != recovered) {
     summary += fmt::format(" (and {} the run recovered from)", recovered);
+  }
+  if (earlier > 0 && n != past) {
+    summary += fmt::format(" (and {} in an earlier failure episode)", earlier);
   }
   out << st("1", "denpex: " + summary)
       << fmt::format(" ({} source{}, {} lines, {} match{})\n\n", run.sources, run.sources == 1 ? "" : "s", run.lines,
@@ -212,13 +221,13 @@ void print_text(std::ostream& out, const correlate::Diagnosis& d, const catalog:
   if (d.inference) {
     const auto& inf = *d.inference;
     out << st("1", "NO CONCRETE CAUSE IN THESE LOGS") << "\n";
-    out << wrap(inf.summary, o.width, "  ");
-    out << wrap(fmt::format("world size {} (from {})", inf.world_size, inf.world_size_from), o.width, "  ");
+    out << wrap(correlate::summary(inf), o.width, "  ");
+    out << wrap(fmt::format("world size {} (from {})", inf.world_size, correlate::world_size_from(inf)), o.width, "  ");
     for (const auto& m : inf.mismatches) {
       out << "  mismatch  " << m << "\n";
     }
     out << "\n  " << st("1", "Next") << "\n";
-    for (const auto& s : inf.next_steps) {
+    for (const auto& s : correlate::next_steps(inf)) {
       out << wrap("- " + s, o.width, "    ");
     }
     out << "\n";

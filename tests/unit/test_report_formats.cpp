@@ -331,7 +331,7 @@ TEST_CASE("report::printers: invalid UTF-8 in file, host and line never throws",
   inc.count = 1;
   inc.hosts.insert("node\xff");
   inc.initiating = true;
-  inc.rule = "the only concrete cause in the logs";
+  inc.decision = correlate::Decision{};
   inc.missing.push_back("a line \xff from the log");
   d.incidents.push_back(inc);
   report::RunInfo run{"0.0.0-test", 1, 1, 1, 0, {}};

@@ -1,18 +1,15 @@
 // denpex::correlate — turns matched lines into incidents.
 //
 // Pure: takes hits (matched lines with their context) and the catalog, and
-// returns a Diagnosis. No I/O. Rules (docs/correlator.md):
-//  1. Causes seed incidents, one per (entry, GPU bus id when the line names
-//     one); repeats across ranks and lines fold into one with counts.
-//  2. On one line, the most specific cause wins; symptoms on that line fold in.
-//  3. The initiating failure is the earliest cause where clocks compare,
-//     else by priority and input position. Generic announcements (priority
-//     <= 30) never initiate while a concrete cause exists.
-//  4. A cause that `explains` another entry turns later hits of it into its
-//     collateral (Xid 79 -> Xid 45); symptoms join the earliest preceding
-//     incident that explains them (generic ones join the initiating one).
-//  5. Symptom-only runs: watchdog timeouts are compared by rank, SeqNum and
-//     OpType to name the missing or lagging rank.
+// returns a Diagnosis. No I/O. Correlation is a short list of named passes
+// over one shared state (src/correlate/passes.hpp; docs/correlator.md):
+//
+//   clocks -> identity -> fold -> episodes -> causality -> choose
+//          -> attach -> missing facts -> symptoms only
+//
+// Decisions are data: an initiating incident carries a Decision (an
+// enumerated rule and the facts it used); describe.hpp turns decisions into
+// words for the printers. Nothing here compares sentences.
 #pragma once
 
 #include <cstdint>
@@ -73,6 +70,56 @@ struct SignalStatus {
 enum class Confidence { low, medium, high };
 std::string_view to_string(Confidence c);
 
+// Why the initiating incident was chosen among the candidates of its
+// episode. The ids are stable (JSON `rule_id`); see describe.hpp for words.
+enum class Rule {
+  only_cause,               // one candidate
+  earliest_by_time,         // all candidates on one clock; the earliest
+  concurrent_most_specific, // several within the skew window; highest priority
+  earliest_in_file,         // one file without comparable stamps: line order
+  priority_across_clocks,   // clocks not comparable: priority, then input order
+  only_generic,             // only wrappers (priority <= 30) were found
+};
+std::string_view to_string(Rule r); // "earliest-by-time", ...
+
+// A stretch of the run's failure evidence on one clock, split from the one
+// before it by training progress or a long quiet gap. The terminal episode
+// is the last one on its clock: it ends the run.
+struct Episode {
+  enum class Start { first, progress, quiet_gap };
+  std::uint32_t domain = 0; // 0: the shared wall clock; N+1: source N's dmesg seconds
+  Start started_by = Start::first;
+  std::optional<std::int64_t> start_us; // wall clock (domain 0) only
+  std::optional<std::int64_t> end_us;
+  std::int64_t gap_us = 0;                // quiet_gap: the length of the gap
+  std::uint32_t progress_source = 0;      // progress: the progress line
+  std::uint64_t progress_line = 0;
+  bool terminal = false;
+  std::size_t incidents = 0;              // incidents that start in it
+};
+std::string_view to_string(Episode::Start s);
+
+// The facts a choice used.
+struct Decision {
+  Rule rule = Rule::only_cause;
+  std::size_t candidates = 0;
+  int priority = 0;        // the winner's priority
+  std::int64_t skew_us = 0;
+  std::optional<std::size_t> episode; // index into Diagnosis::episodes
+  // Causes left out of the choice, by why.
+  std::size_t generic_skipped = 0;   // wrappers while a concrete cause exists
+  std::size_t recovered_skipped = 0; // followed by training progress
+  std::size_t earlier_skipped = 0;   // in an earlier failure episode (quiet gap)
+  std::size_t nonfatal_skipped = 0;  // warning-level, and a failure followed in the same episode
+  bool fell_back = false;            // the terminal episode holds no cause: an earlier one decided
+};
+
+// Where training progress was seen after an incident (it was recovered from).
+struct ProgressRef {
+  std::uint32_t source = 0;
+  std::uint64_t line_no = 0;
+};
+
 struct Incident {
   std::uint32_t signature = 0;
   Evidence first;
@@ -85,25 +132,36 @@ struct Incident {
   std::vector<Group> context;        // context entries that refine it
   std::vector<std::string> missing;  // evidence that would confirm it
   bool initiating = false;
-  std::string rule;                  // why this one initiates (initiating only)
+  std::optional<Decision> decision;  // initiating only
   Confidence confidence = Confidence::medium;
-  std::string recovered;             // training progressed after it: not the cause of the crash
-  std::string caused_by;             // the line itself names an earlier cause
-  std::string inferred;              // set when no line of the cause itself was seen
+  std::optional<std::size_t> episode;      // index into Diagnosis::episodes
+  std::optional<ProgressRef> recovered;    // training progressed after it: not the cause of the crash
+  bool earlier_episode = false;            // a later failure episode ended the run
+  std::string caused_by;                   // the line itself names an earlier cause (an Xid number)
+  std::string inferred_xid;                // set when no line of the cause itself was seen: the Xid a report named
 };
 
-// What symptom-only logs still say (rule 5).
+// What symptom-only logs still say (symptoms-only pass).
 struct Inference {
-  std::string summary;
+  enum class Kind {
+    collective_mismatch, // ranks disagree on the next collective
+    missing_partial,     // ranks missing, but the world size is a guess
+    missing_ranks,       // ranks that never reported a timeout
+    lagging_ranks,       // ranks at a lower SeqNum
+    all_same,            // every rank stuck in one collective
+  };
+  Kind kind = Kind::all_same;
+  std::vector<int> reporting_ranks;
   std::vector<int> missing_ranks;
   std::vector<int> lagging_ranks;
-  std::vector<std::string> mismatches; // "SeqNum 12: ALLREDUCE on ranks 0-6, BROADCAST on rank 7"
+  std::vector<std::string> mismatches; // "SeqNum 12: ALLREDUCE on rank(s) 0-6, BROADCAST on rank(s) 7"
+  std::int64_t max_seq = -1;
   int world_size = 0;
-  std::string world_size_from;
-  std::vector<std::string> next_steps;
+  bool world_size_from_init = false;   // from NCCL's nRanks; else the highest rank seen
 };
+std::string_view to_string(Inference::Kind k);
 
-// A line that looks like an error but matched no signature (rule 10).
+// A line that looks like an error but matched no signature.
 struct ErrorLine {
   std::uint32_t source = 0;
   std::uint64_t line_no = 0;
@@ -128,20 +186,35 @@ struct StartingPoint {
   Evidence first;
 };
 
+// How times were normalised (words in describe.hpp).
+struct ClockFacts {
+  bool yearless = false;  // some stamps print no year
+  bool zoneless = false;  // some stamps print no zone
+  bool monotonic = false; // raw dmesg seconds-since-boot
+  enum class YearFrom { stamps, option, mtime, now } year_from = YearFrom::stamps;
+};
+
 struct Diagnosis {
   std::vector<SourceRef> sources;
   std::vector<Incident> incidents;  // the initiating one first, then by time
   std::vector<Group> unexplained;   // symptoms no incident explains
   std::optional<Inference> inference;
   std::vector<StartingPoint> starting_points; // only when nothing else was found
+  std::vector<Episode> episodes;    // by clock, then time; empty without failure evidence
   std::uint64_t hits = 0;
-  std::string clock_note;           // how times were normalised
+  ClockFacts clocks;
+  std::string clock_note;           // describe(clocks, assumed_year), kept for the printers
   int assumed_year = 0;
 };
 
 struct CorrelateOptions {
   std::int64_t skew_us = 2'000'000; // causes this close count as concurrent
   std::int64_t progress_margin_us = 60'000'000; // progress this long after a cause means it was recovered from
+  // Failure evidence this far apart with nothing between starts a new
+  // episode. Long enough that a hang ended by a default 10-minute NCCL
+  // watchdog stays one episode even without its Timeout(ms) (the watchdog's
+  // own lines say when the collective began, and that is used first).
+  std::int64_t quiet_gap_us = 30LL * 60 * 1'000'000;
   int now_year = 2026;              // last resort for year-less stamps
   int assume_year = 0;              // --year: the year of stamps that print none (0 = infer)
 };
@@ -149,9 +222,9 @@ struct CorrelateOptions {
 Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const catalog::Catalog& catalog,
                     const CorrelateOptions& options = {}, const std::vector<ProgressMark>& progress = {});
 
-// Rule 10: when the diagnosis found no incident and no inference, groups the
-// sampled error-looking lines by template (numbers masked) and keeps the
-// earliest `max_groups`, so the reader still gets a starting point.
+// When the diagnosis found no incident and no inference, groups the sampled
+// error-looking lines by template (numbers masked) and keeps the earliest
+// `max_groups`, so the reader still gets a starting point.
 void add_starting_points(Diagnosis& d, const std::vector<ErrorLine>& lines, const CorrelateOptions& options = {},
                          std::size_t max_groups = 10);
 

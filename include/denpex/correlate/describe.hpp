@@ -1,0 +1,39 @@
+// denpex::correlate — the words for the correlator's decisions.
+//
+// The correlator decides with data (Decision, Episode, Inference, ClockFacts);
+// every printer words them through these functions, so text, JSON, SARIF,
+// Markdown and GitHub annotations say the same thing. Nothing here decides.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <denpex/correlate/correlate.hpp>
+
+namespace denpex::correlate {
+
+// "0-3,5,7-9"
+std::string format_ranks(const std::vector<int>& ranks);
+
+// Why the initiating incident initiates: "earliest cause by timestamp; ...".
+std::string describe(const Decision& decision, const Diagnosis& d);
+
+// One line about an incident's episode when it matters: recovered from,
+// or superseded by a later episode. Empty when there is nothing to say.
+std::string describe_recovered(const Incident& inc, const Diagnosis& d);
+std::string describe_earlier_episode(const Incident& inc, const Diagnosis& d);
+// "inferred: the Xid 149 line itself is not in these logs; ..." or empty.
+std::string describe_inferred(const Incident& inc);
+
+// "episode 2 of 2 (began after 72 min of quiet at 2024-11-29 06:14:00 UTC; ended the run)"
+std::string describe(const Episode& e, std::size_t index, const Diagnosis& d);
+
+// How stamps were normalised ("" when nothing needed saying).
+std::string describe(const ClockFacts& clocks, int year);
+
+// Symptom-only inference.
+std::string summary(const Inference& inf);
+std::string world_size_from(const Inference& inf);
+std::vector<std::string> next_steps(const Inference& inf);
+
+} // namespace denpex::correlate

@@ -1,0 +1,80 @@
+// Pass: attach. Symptoms and context join the incidents chosen so far.
+//  - A context entry joins the first incident it `refines`.
+//  - A symptom joins the most recent incident that started before it
+//    (within the skew window), explains it (or any incident, for a generic
+//    wrapper such as ChildFailedError) and is on the same GPU when both name
+//    one. Without comparable clocks it joins the initiating incident if that
+//    one qualifies. Symptoms no incident explains are listed as unexplained.
+// "Most recent" rather than "earliest": a watchdog timeout fires a timeout
+// after its collective started, so when two causes precede it, the later one
+// is what it follows.
+#include "passes.hpp"
+
+#include <algorithm>
+
+namespace denpex::correlate::detail {
+
+namespace {
+
+using catalog::Role;
+
+std::optional<std::size_t> symptom_target(const State& s, const Record& r) {
+  const auto& sig = s.cat.at(r.hit->signature);
+  const auto& incs = s.d.incidents;
+  std::optional<std::size_t> target;
+  for (std::size_t i = 0; i < incs.size(); ++i) {
+    const bool explains = sig.generic || s.cat.explains(incs[i].signature, r.hit->signature);
+    const bool gpu_ok = r.pci.empty() || incs[i].pci.empty() || r.pci == incs[i].pci;
+    if (!explains || !gpu_ok) {
+      continue;
+    }
+    const bool timed = comparable(s.times[i], r.stamp);
+    if (timed && s.times[i]->t > r.stamp->t + s.options.skew_us) {
+      continue; // the incident started after this report
+    }
+    if (!target) {
+      target = i;
+      continue;
+    }
+    const auto t = *target;
+    const bool both_timed = timed && comparable(s.times[t], s.times[i]);
+    if (both_timed && s.times[i]->t > s.times[t]->t) {
+      target = i;
+    } else if (!both_timed && incs[i].initiating) {
+      target = i;
+    }
+  }
+  return target;
+}
+
+} // namespace
+
+void pass_attach(State& s) {
+  auto& incs = s.d.incidents;
+  for (const auto& r : s.records) {
+    const auto role = s.cat.at(r.hit->signature).role;
+    if (role == Role::cause || r.folded) {
+      continue; // causes are incidents; a folded line counts in its cause
+    }
+    if (role == Role::context) {
+      auto it = std::find_if(incs.begin(), incs.end(),
+                             [&](const Incident& inc) { return s.cat.refines(r.hit->signature, inc.signature); });
+      if (it != incs.end()) {
+        add_to_group(it->context, r);
+      }
+      continue;
+    }
+    if (const auto target = symptom_target(s, r)) {
+      add_to_group(incs[*target].collateral, r);
+    } else {
+      add_to_group(s.d.unexplained, r);
+    }
+  }
+  auto by_count = [](const Group& a, const Group& b) { return a.count > b.count; };
+  for (auto& inc : incs) {
+    std::sort(inc.collateral.begin(), inc.collateral.end(), by_count);
+  }
+  std::sort(s.d.unexplained.begin(), s.d.unexplained.end(), by_count);
+}
+
+} // namespace denpex::correlate::detail

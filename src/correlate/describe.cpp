@@ -1,0 +1,253 @@
+// The words for the correlator's decisions (describe.hpp).
+#include <denpex/correlate/describe.hpp>
+
+#include <ctime>
+
+#include <fmt/format.h>
+
+namespace denpex::correlate {
+
+namespace {
+
+std::string source_name(const Diagnosis& d, std::uint32_t source) {
+  return source < d.sources.size() ? d.sources[source].name : "?";
+}
+
+std::string utc(std::int64_t us) {
+  std::time_t t = us / 1'000'000;
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+  return buf;
+}
+
+std::string duration(std::int64_t us) {
+  const auto minutes = us / 60'000'000;
+  if (minutes >= 120) {
+    return fmt::format("{} h {} min", minutes / 60, minutes % 60);
+  }
+  return fmt::format("{} min", minutes);
+}
+
+std::string count_of(std::size_t n, std::string_view one) {
+  return fmt::format("{} {}{}", n, one, n == 1 ? "" : "s");
+}
+
+} // namespace
+
+std::string format_ranks(const std::vector<int>& ranks) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < ranks.size()) {
+    std::size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) {
+      ++j;
+    }
+    if (!out.empty()) {
+      out += ",";
+    }
+    out += j == i ? std::to_string(ranks[i]) : fmt::format("{}-{}", ranks[i], ranks[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+std::string describe(const Decision& dec, const Diagnosis& d) {
+  // One candidate left once recovered causes were set aside says so itself.
+  const bool only_unrecovered = dec.rule == Rule::only_cause && dec.recovered_skipped > 0 && dec.generic_skipped == 0;
+  std::string out;
+  switch (dec.rule) {
+  case Rule::only_cause:
+    out = only_unrecovered ? "the only cause the run did not recover from" : "the only cause in the logs";
+    break;
+  case Rule::earliest_by_time:
+    out = "earliest cause by timestamp";
+    break;
+  case Rule::concurrent_most_specific:
+    out = fmt::format("earliest cause by timestamp; causes within {:.1f} s of it are treated as concurrent and the "
+                      "most specific one (priority {}) wins",
+                      static_cast<double>(dec.skew_us) / 1e6, dec.priority);
+    break;
+  case Rule::earliest_in_file:
+    out = "earliest cause in its file (no comparable timestamps; line order used)";
+    break;
+  case Rule::priority_across_clocks:
+    out = "clocks are not comparable across these lines: highest priority, then first in the input";
+    break;
+  case Rule::only_generic:
+    out = "only generic reports were found (a wrapper such as an NCCL error code); the concrete cause is not in these "
+          "logs";
+    break;
+  }
+  if (dec.generic_skipped > 0) {
+    out += "; generic announcements were not considered";
+  }
+  if (dec.recovered_skipped > 0 && !only_unrecovered) {
+    out += "; causes that training recovered from were not considered";
+  }
+  if (dec.nonfatal_skipped > 0) {
+    out += fmt::format("; {} before a failure in the same episode not considered",
+                       count_of(dec.nonfatal_skipped, "warning-level cause"));
+  }
+  if (dec.episode && d.episodes.size() > 1) {
+    const auto& e = d.episodes[*dec.episode];
+    out += dec.fell_back ? fmt::format("; the last failure episode holds no cause, so the latest earlier one decided ({})",
+                                       describe(e, *dec.episode, d))
+                         : fmt::format("; decided in the failure episode that ended the run ({})",
+                                       describe(e, *dec.episode, d));
+    if (dec.earlier_skipped > 0) {
+      out += fmt::format("; {} in earlier episodes reported as earlier incidents",
+                         count_of(dec.earlier_skipped, "cause"));
+    }
+  }
+  return out;
+}
+
+std::string describe(const Episode& e, std::size_t index, const Diagnosis& d) {
+  std::size_t n = 0;
+  std::size_t nth = 0;
+  for (std::size_t i = 0; i < d.episodes.size(); ++i) {
+    if (d.episodes[i].domain == e.domain) {
+      ++n;
+      if (i == index) {
+        nth = n;
+      }
+    }
+  }
+  std::string out = fmt::format("episode {} of {}", nth, n);
+  switch (e.started_by) {
+  case Episode::Start::first:
+    break;
+  case Episode::Start::progress:
+    out += fmt::format(", after training progress at {}:{}", source_name(d, e.progress_source), e.progress_line);
+    break;
+  case Episode::Start::quiet_gap:
+    out += fmt::format(", after {} without failure evidence", duration(e.gap_us));
+    break;
+  }
+  if (e.start_us) {
+    out += fmt::format(", from {}", utc(*e.start_us));
+  }
+  return out;
+}
+
+std::string describe_recovered(const Incident& inc, const Diagnosis& d) {
+  if (!inc.recovered) {
+    return {};
+  }
+  return fmt::format("training progressed after it ({}:{}): the run recovered from this one",
+                     source_name(d, inc.recovered->source), inc.recovered->line_no);
+}
+
+std::string describe_earlier_episode(const Incident& inc, const Diagnosis& d) {
+  if (!inc.earlier_episode || !inc.episode) {
+    return {};
+  }
+  return fmt::format("an earlier failure episode ({}); a later one ended the run, so this is not its cause",
+                     describe(d.episodes[*inc.episode], *inc.episode, d));
+}
+
+std::string describe_inferred(const Incident& inc) {
+  if (inc.inferred_xid.empty()) {
+    return {};
+  }
+  return fmt::format("inferred: the Xid {} line itself is not in these logs; a later report names it as its cause",
+                     inc.inferred_xid);
+}
+
+std::string describe(const ClockFacts& clocks, int year) {
+  std::vector<std::string> notes;
+  if (clocks.yearless) {
+    std::string_view from = "stamps with a year";
+    switch (clocks.year_from) {
+    case ClockFacts::YearFrom::stamps:
+      break;
+    case ClockFacts::YearFrom::option:
+      from = "--year";
+      break;
+    case ClockFacts::YearFrom::mtime:
+      from = "file modification time";
+      break;
+    case ClockFacts::YearFrom::now:
+      from = "the current year";
+      break;
+    }
+    notes.push_back(fmt::format("stamps without a year were placed in {} (from {})", year, from));
+  }
+  if (clocks.zoneless) {
+    notes.emplace_back("stamps without a zone are read as one local clock");
+  }
+  if (clocks.monotonic) {
+    notes.emplace_back("dmesg seconds-since-boot compare only within their own file");
+  }
+  std::string out;
+  for (const auto& n : notes) {
+    out += out.empty() ? n : "; " + n;
+  }
+  return out;
+}
+
+std::string summary(const Inference& inf) {
+  switch (inf.kind) {
+  case Inference::Kind::collective_mismatch:
+    return fmt::format("ranks disagree on which collective comes next ({}): a collective mismatch, usually a code "
+                       "path that only some ranks take",
+                       inf.mismatches.front());
+  case Inference::Kind::missing_partial:
+    return fmt::format("{} rank(s) ({}) reported a collective timeout; rank(s) {} did not report in these logs, which "
+                       "may be partial (no NCCL init lines give the world size): if their logs are complete, they are "
+                       "the suspects",
+                       inf.reporting_ranks.size(), format_ranks(inf.reporting_ranks), format_ranks(inf.missing_ranks));
+  case Inference::Kind::missing_ranks:
+    return fmt::format("{} of {} ranks reported a collective timeout; rank(s) {} never did: the suspect is what "
+                       "stopped them",
+                       inf.reporting_ranks.size(), inf.world_size, format_ranks(inf.missing_ranks));
+  case Inference::Kind::lagging_ranks:
+    return fmt::format("rank(s) {} are behind (lower SeqNum than the others, {}): they stopped earlier and are the "
+                       "suspects",
+                       format_ranks(inf.lagging_ranks), inf.max_seq);
+  case Inference::Kind::all_same:
+    return fmt::format("every rank ({} of {}) timed out in the same collective (SeqNum {}): no rank in these logs "
+                       "stands out as the initiator",
+                       inf.reporting_ranks.size(), inf.world_size, inf.max_seq);
+  }
+  return {};
+}
+
+std::string world_size_from(const Inference& inf) {
+  return inf.world_size_from_init ? "nRanks in NCCL's init lines"
+                                  : "the highest rank that reported (the real world size may be larger)";
+}
+
+std::vector<std::string> next_steps(const Inference& inf) {
+  std::vector<std::string> steps;
+  switch (inf.kind) {
+  case Inference::Kind::collective_mismatch:
+    steps.emplace_back("rerun with TORCH_DISTRIBUTED_DEBUG=DETAIL to get the collective fingerprints");
+    break;
+  case Inference::Kind::missing_partial:
+    steps.push_back(fmt::format("collect rank {}'s own log, or rerun with NCCL_DEBUG=INFO so the world size is in the "
+                                "log",
+                                format_ranks(inf.missing_ranks)));
+    break;
+  case Inference::Kind::missing_ranks:
+    steps.push_back(fmt::format("read rank {}'s own log (stderr, --log-dir of torchrun)", format_ranks(inf.missing_ranks)));
+    steps.emplace_back("read the kernel log (dmesg -T, journalctl -k) of the node that ran it, for an Xid, an OOM kill "
+                       "or a link-down at the time of the hang");
+    break;
+  case Inference::Kind::lagging_ranks:
+    steps.push_back(fmt::format("read rank {}'s log before its last collective", format_ranks(inf.lagging_ranks)));
+    break;
+  case Inference::Kind::all_same:
+    steps.emplace_back("collect the Flight Recorder dumps (TORCH_NCCL_TRACE_BUFFER_SIZE=2000, "
+                       "TORCH_NCCL_DUMP_ON_TIMEOUT=1) and compare each rank's last collective");
+    steps.emplace_back("check every node's kernel log (dmesg -T) for Xid, OOM kills or NIC link-down events in the "
+                       "minutes before the timeout");
+    break;
+  }
+  steps.emplace_back("rerun with NCCL_DEBUG=WARN so a failing NCCL call prints its cause");
+  return steps;
+}
+
+} // namespace denpex::correlate

@@ -1,0 +1,154 @@
+// Pass: episodes. Training progress and long quiet gaps split each clock's
+// failure evidence into episodes; the last episode on a clock is the one
+// that ended the run. The terminal episode holds the root: a cause in an
+// earlier episode was recovered from or preceded a later, separate failure,
+// and is reported as an earlier incident, never as the initiating one.
+//
+// Points are incidents' first times and symptoms' beginnings (a watchdog
+// timeout began Timeout(ms) before it fired). A progress line more than
+// progress_margin_us after a point cuts the timeline there; so does a gap of
+// quiet_gap_us with no failure evidence at all.
+#include "passes.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace denpex::correlate::detail {
+
+namespace {
+
+// Without comparable clocks, progress this many lines later in the cause's
+// own file still says the run went on: a chatty run prints about one line per
+// step, so 200 lines is a few hundred steps, far more than a dying rank
+// prints after its fault.
+constexpr std::uint64_t k_progress_lines = 200;
+
+// A stretch of failure evidence: an incident's first line, or a symptom from
+// when its failure began to when it was printed.
+struct Point {
+  std::int64_t t = 0;   // start
+  std::int64_t end = 0; // printed
+  std::optional<std::size_t> incident; // index into s.work; none for a symptom
+};
+
+// Marks each incident followed by training progress (the run recovered).
+void mark_recovered(State& s) {
+  for (auto& w : s.work) {
+    if (w.absorbed) {
+      continue;
+    }
+    for (const auto& mark : s.progress) {
+      const Time mt = stamp_of_mark(mark, s.ref_year);
+      bool later = false;
+      if (comparable(w.first_time, mt)) {
+        later = mt->t > w.first_time->t + s.options.progress_margin_us;
+      } else if (!w.first_time && mark.source == w.inc.first.source) {
+        later = mark.line_no > w.inc.first.line_no + k_progress_lines;
+      }
+      if (later) {
+        w.inc.recovered = ProgressRef{mark.source, mark.line_no};
+        break;
+      }
+    }
+  }
+}
+
+// The cuts progress makes on one clock: evidence before a cut was recovered from.
+std::vector<std::pair<std::int64_t, const ProgressMark*>> progress_cuts(const State& s, std::uint32_t domain) {
+  std::vector<std::pair<std::int64_t, const ProgressMark*>> cuts;
+  for (const auto& mark : s.progress) {
+    const Time mt = stamp_of_mark(mark, s.ref_year);
+    if (mt && mt->domain == domain) {
+      cuts.emplace_back(mt->t - s.options.progress_margin_us, &mark);
+    }
+  }
+  std::sort(cuts.begin(), cuts.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  return cuts;
+}
+
+std::map<std::uint32_t, std::vector<Point>> collect_points(const State& s) {
+  std::map<std::uint32_t, std::vector<Point>> by_domain;
+  for (std::size_t i = 0; i < s.work.size(); ++i) {
+    if (!s.work[i].absorbed && s.work[i].first_time) {
+      const auto t = s.work[i].first_time->t;
+      by_domain[s.work[i].first_time->domain].push_back(Point{t, t, i});
+    }
+  }
+  for (const auto& r : s.records) {
+    if (r.began && r.raised && !r.folded && s.cat.at(r.hit->signature).role == catalog::Role::symptom) {
+      by_domain[r.began->domain].push_back(Point{r.began->t, r.stamp->t, std::nullopt});
+    }
+  }
+  for (auto& [domain, points] : by_domain) {
+    std::stable_sort(points.begin(), points.end(), [](const Point& a, const Point& b) { return a.t < b.t; });
+  }
+  return by_domain;
+}
+
+// Splits one clock's sorted points into episodes, appended to d.episodes.
+void split_domain(State& s, std::uint32_t domain, const std::vector<Point>& points) {
+  const auto cuts = progress_cuts(s, domain);
+  const std::size_t first_episode = s.d.episodes.size();
+  std::size_t cut = 0;
+  std::int64_t last = 0; // the latest evidence so far
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const auto& p = points[i];
+    Episode::Start start = Episode::Start::first;
+    const ProgressMark* mark = nullptr;
+    std::int64_t gap = 0;
+    if (i > 0) {
+      while (cut < cuts.size() && cuts[cut].first <= points[i - 1].t) {
+        ++cut;
+      }
+      if (cut < cuts.size() && cuts[cut].first <= p.t) {
+        start = Episode::Start::progress;
+        mark = cuts[cut].second;
+      } else if (p.t - last > s.options.quiet_gap_us) {
+        start = Episode::Start::quiet_gap;
+        gap = p.t - last;
+      }
+    }
+    last = i == 0 || start != Episode::Start::first ? p.end : std::max(last, p.end);
+    if (i == 0 || start != Episode::Start::first) {
+      Episode e;
+      e.domain = domain;
+      e.started_by = start;
+      e.gap_us = gap;
+      if (mark != nullptr) {
+        e.progress_source = mark->source;
+        e.progress_line = mark->line_no;
+      }
+      if (domain == 0) {
+        e.start_us = p.t;
+      }
+      s.d.episodes.push_back(e);
+    }
+    auto& e = s.d.episodes.back();
+    if (domain == 0) {
+      e.end_us = last;
+    }
+    if (p.incident) {
+      s.work[*p.incident].inc.episode = s.d.episodes.size() - 1;
+      ++e.incidents;
+    }
+  }
+  if (s.d.episodes.size() > first_episode) {
+    s.d.episodes.back().terminal = true;
+  }
+}
+
+} // namespace
+
+void pass_episodes(State& s) {
+  mark_recovered(s);
+  for (const auto& [domain, points] : collect_points(s)) {
+    split_domain(s, domain, points);
+  }
+  for (auto& w : s.work) {
+    if (w.inc.episode && !s.d.episodes[*w.inc.episode].terminal && !w.inc.recovered) {
+      w.inc.earlier_episode = true;
+    }
+  }
+}
+
+} // namespace denpex::correlate::detail

@@ -1,0 +1,235 @@
+// Pass: fold. The same failure across ranks, lines and layers becomes one
+// incident: entries are raised by their anchor signals, the most specific
+// cause wins its line, cause hits fold into one incident per (entry, GPU)
+// with counts, ranks and hosts, and supporting signals add their evidence.
+#include "passes.hpp"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+#include <fmt/format.h>
+
+namespace denpex::correlate::detail {
+
+namespace {
+
+using catalog::Role;
+
+// An entry is raised when an anchor signal hit and, if it requires other
+// evidence (nccl.nvls.cuda-700 needs NVLS in use), some of it was seen.
+void mark_raised(State& s) {
+  std::vector<bool> required_seen(s.cat.size(), false);
+  for (const auto& r : s.records) {
+    const auto& sig = s.cat.at(r.hit->signature);
+    const auto& signal_id = sig.signals[r.hit->signal].id;
+    if (std::find(sig.requires_any.begin(), sig.requires_any.end(), signal_id) != sig.requires_any.end()) {
+      required_seen[r.hit->signature] = true;
+    }
+  }
+  std::vector<bool> raised(s.cat.size(), false);
+  for (const auto& r : s.records) {
+    const auto& sig = s.cat.at(r.hit->signature);
+    if (sig.signals[r.hit->signal].anchor && (sig.requires_any.empty() || required_seen[r.hit->signature])) {
+      raised[r.hit->signature] = true;
+    }
+  }
+  for (auto& r : s.records) {
+    r.raised = raised[r.hit->signature];
+  }
+}
+
+// On one line, the highest-priority raised cause wins; other causes and
+// symptoms on it fold into it (a line that is both a Python exception and a
+// CUDA OOM is an OOM).
+void fold_same_line(State& s) {
+  std::vector<std::size_t> order(s.records.size());
+  std::iota(order.begin(), order.end(), 0);
+  auto pos = [&](std::size_t i) { return std::make_pair(s.records[i].hit->source, s.records[i].hit->line_no); };
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return pos(a) < pos(b); });
+  for (std::size_t i = 0; i < order.size();) {
+    std::size_t j = i;
+    while (j < order.size() && pos(order[j]) == pos(order[i])) {
+      ++j;
+    }
+    int best = -1;
+    std::size_t best_idx = 0;
+    for (std::size_t k = i; k < j; ++k) {
+      const auto& r = s.records[order[k]];
+      const auto& sig = s.cat.at(r.hit->signature);
+      if (sig.role == Role::cause && r.raised && sig.priority > best) {
+        best = sig.priority;
+        best_idx = order[k];
+      }
+    }
+    if (best >= 0) {
+      const auto winner = s.records[best_idx].hit->signature;
+      for (std::size_t k = i; k < j; ++k) {
+        auto& r = s.records[order[k]];
+        if (order[k] != best_idx && s.cat.at(r.hit->signature).role != Role::context && r.hit->signature != winner) {
+          r.folded = true;
+        }
+      }
+    }
+    i = j;
+  }
+}
+
+bool is_cause(const State& s, const Record& r) {
+  return s.cat.at(r.hit->signature).role == Role::cause && r.raised && !r.folded;
+}
+
+void record_signal(Work& w, const Record& r) {
+  auto& st = w.inc.signals[r.hit->signal];
+  st.count += r.hit->count;
+  if (!st.first) {
+    st.first = evidence_of(r);
+  }
+  if (auto cb = capture(*r.hit, "caused_by"); !cb.empty() && w.inc.caused_by.empty()) {
+    w.inc.caused_by = cb;
+  }
+}
+
+Work new_incident(const State& s, const Record& r) {
+  Work w;
+  w.inc.signature = r.hit->signature;
+  w.inc.first = evidence_of(r);
+  w.inc.pci = r.pci;
+  w.first_time = r.stamp;
+  const auto n = s.cat.at(r.hit->signature).signals.size();
+  for (std::uint32_t k = 0; k < n; ++k) {
+    w.inc.signals.push_back(SignalStatus{k, 0, std::nullopt});
+  }
+  return w;
+}
+
+// Anchor signals say where and when a failure happened: one incident per
+// (entry, GPU bus id when the line names one).
+void seed_incidents(State& s) {
+  std::map<std::pair<std::uint32_t, std::string>, std::size_t> by_key;
+  for (const auto& r : s.records) {
+    if (!is_cause(s, r) || !s.cat.at(r.hit->signature).signals[r.hit->signal].anchor) {
+      continue;
+    }
+    const auto key = std::make_pair(r.hit->signature, r.pci);
+    auto it = by_key.find(key);
+    if (it == by_key.end()) {
+      it = by_key.emplace(key, s.work.size()).first;
+      s.work.push_back(new_incident(s, r));
+    }
+    Work& w = s.work[it->second];
+    if (earlier_than(r, w.inc.first)) {
+      w.inc.first = evidence_of(r);
+      w.first_time = r.stamp;
+    }
+    w.inc.count += r.hit->count;
+    if (r.rank) {
+      w.inc.ranks.insert(*r.rank);
+    }
+    if (!r.host.empty()) {
+      w.inc.hosts.insert(r.host);
+    }
+    record_signal(w, r);
+  }
+}
+
+// A line without a bus id (the multi-line "fallen off the bus" text) joins
+// its entry's incident when exactly one GPU has one.
+void join_busless(State& s) {
+  for (auto& w : s.work) {
+    if (!w.inc.pci.empty() || w.absorbed) {
+      continue;
+    }
+    std::vector<std::size_t> peers;
+    for (std::size_t k = 0; k < s.work.size(); ++k) {
+      if (s.work[k].inc.signature == w.inc.signature && !s.work[k].inc.pci.empty()) {
+        peers.push_back(k);
+      }
+    }
+    if (peers.size() != 1) {
+      continue;
+    }
+    auto& target = s.work[peers[0]].inc;
+    target.count += w.inc.count;
+    target.ranks.insert(w.inc.ranks.begin(), w.inc.ranks.end());
+    target.hosts.insert(w.inc.hosts.begin(), w.inc.hosts.end());
+    for (std::size_t k = 0; k < target.signals.size(); ++k) {
+      target.signals[k].count += w.inc.signals[k].count;
+      if (!target.signals[k].first) {
+        target.signals[k].first = w.inc.signals[k].first;
+      }
+    }
+    w.absorbed = true;
+  }
+}
+
+// Supporting signals add evidence to their entry's incident (the one on the
+// same GPU if there is one); they never say where or when.
+void add_supporting(State& s) {
+  for (const auto& r : s.records) {
+    if (!is_cause(s, r) || s.cat.at(r.hit->signature).signals[r.hit->signal].anchor) {
+      continue;
+    }
+    Work* target = nullptr;
+    for (auto& w : s.work) {
+      if (w.absorbed || w.inc.signature != r.hit->signature) {
+        continue;
+      }
+      if (target == nullptr || (!r.pci.empty() && w.inc.pci == r.pci)) {
+        target = &w;
+      }
+    }
+    if (target != nullptr) {
+      record_signal(*target, r);
+    }
+  }
+}
+
+// A report that names its cause ("Xid 45 ... caused by previous Xid 149")
+// when that cause's own line is not in the logs: the named cause is still
+// the failure, inferred from the report.
+void seed_named_causes(State& s) {
+  for (const auto& r : s.records) {
+    const auto named = capture(*r.hit, "caused_by");
+    if (named.empty() || s.cat.at(r.hit->signature).role == Role::cause) {
+      continue;
+    }
+    const auto id = xid_entry(s.cat, named);
+    if (!id || s.cat.at(*id).role != Role::cause) {
+      continue;
+    }
+    const bool present = std::any_of(s.work.begin(), s.work.end(), [&](const Work& w) {
+      return w.inc.signature == *id && (w.inc.pci.empty() || r.pci.empty() || w.inc.pci == r.pci);
+    });
+    if (present) {
+      continue;
+    }
+    Work w = new_incident(s, r);
+    w.inc.signature = static_cast<std::uint32_t>(*id);
+    w.inc.signals.assign(s.cat.at(*id).signals.size(), SignalStatus{});
+    for (std::uint32_t k = 0; k < w.inc.signals.size(); ++k) {
+      w.inc.signals[k].signal = k;
+    }
+    w.inc.inferred_xid = named;
+    if (!r.host.empty()) {
+      w.inc.hosts.insert(r.host);
+    }
+    w.inc.missing.push_back(fmt::format("the Xid {} line on GPU {}: read the node's kernel log for the minutes before "
+                                        "(`dmesg -T | grep 'Xid'`, `journalctl -k`)",
+                                        named, r.pci.empty() ? std::string("?") : r.pci));
+    s.work.push_back(std::move(w));
+  }
+}
+
+} // namespace
+
+void pass_fold(State& s) {
+  mark_raised(s);
+  fold_same_line(s);
+  seed_incidents(s);
+  join_busless(s);
+  add_supporting(s);
+  seed_named_causes(s);
+}
+
+} // namespace denpex::correlate::detail

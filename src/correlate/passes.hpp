@@ -1,0 +1,100 @@
+// denpex::correlate — the passes and the state they share (private).
+//
+// correlate() is this list, in this order; each pass is a function of the
+// State with its own unit tests (tests/unit/test_correlate_passes.cpp):
+//
+//   pass_clocks       year for year-less stamps, clock domains       clocks.cpp
+//   pass_identity     rank, host, GPU of every record                identity.cpp
+//   pass_fold         raised entries, one line one cause, one        fold.cpp
+//                     incident per (entry, GPU), supporting signals
+//   pass_episodes     progress and quiet gaps split the timeline     episodes.cpp
+//   pass_causality    named causes, `explains`, same event twice     causality.cpp
+//   pass_choose       the initiating failure in the terminal episode choose.cpp
+//   pass_attach       symptoms and context join incidents            attach.cpp
+//   pass_missing      evidence that would confirm each incident      missing.cpp
+//   pass_symptoms_only  with no cause: who is missing or behind      symptoms_only.cpp
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <denpex/catalog/catalog.hpp>
+#include <denpex/correlate/correlate.hpp>
+
+namespace denpex::correlate::detail {
+
+// Causes at or below this priority are wrappers (an NCCL error code, a
+// generic "unhandled CUDA error"): they never initiate while a concrete
+// cause exists (docs/signature-format.md, "priority").
+constexpr int k_generic_priority = 30;
+
+// A time on one clock: domain 0 is the normalised wall clock shared by all
+// sources; domain N+1 is source N's own seconds-since-boot (raw dmesg), which
+// compares only with itself.
+struct Stamp {
+  std::int64_t t = 0;
+  std::uint32_t domain = 0;
+};
+using Time = std::optional<Stamp>;
+
+inline bool comparable(const Time& a, const Time& b) { return a && b && a->domain == b->domain; }
+
+// One piece of evidence: a hit with its clock and identity resolved.
+struct Record {
+  const Hit* hit = nullptr;
+  std::optional<std::int64_t> wall_us; // wall clock only (for the report)
+  Time stamp;                          // when the line was printed
+  Time began;                          // when what it reports began (a watchdog's Timeout(ms) before it)
+  std::optional<int> rank;
+  std::string host;
+  std::string pci;
+  bool raised = false; // its entry was raised (an anchor signal, required evidence seen)
+  bool folded = false; // a more specific cause on the same line took it
+};
+
+// An incident while the passes build it.
+struct Work {
+  Incident inc;
+  Time first_time;
+  bool absorbed = false; // became another incident's collateral
+};
+
+struct State {
+  const catalog::Catalog& cat;
+  const CorrelateOptions& options;
+  const std::vector<ProgressMark>& progress;
+  Diagnosis& d;
+  int ref_year = 0;
+  std::optional<std::int64_t> latest_us; // the latest stamp with a year (or file mtime)
+  std::vector<Record> records;           // one per hit, in hit order
+  std::vector<Work> work;                // incidents, absorbed ones included until choose
+  std::vector<Time> times;               // after choose: first_time of d.incidents[i]
+};
+
+// The passes, in order (see the table above).
+void pass_clocks(State& s, const std::vector<Hit>& hits);
+void pass_identity(State& s);
+void pass_fold(State& s);
+void pass_episodes(State& s);
+void pass_causality(State& s);
+void pass_choose(State& s);
+void pass_attach(State& s);
+void pass_missing(State& s);
+void pass_symptoms_only(State& s);
+
+// Shared helpers.
+std::string capture(const Hit& h, std::string_view name);
+Time stamp_of(const Evidence& e);
+Time stamp_of_mark(const ProgressMark& m, int ref_year);
+// Whether record `r` comes before the line kept as `e`: by time where both
+// are on one clock, else by input position.
+bool earlier_than(const Record& r, const Evidence& e);
+Evidence evidence_of(const Record& r);
+void add_to_group(std::vector<Group>& groups, const Record& r);
+// The catalog entry for Xid `n` ("xid.79"), if the catalog has one.
+std::optional<std::size_t> xid_entry(const catalog::Catalog& cat, std::string_view n);
+
+} // namespace denpex::correlate::detail
