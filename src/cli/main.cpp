@@ -57,6 +57,7 @@ struct CommonArgs {
   std::string color = "auto";
   bool quiet = false;
   bool no_prefilter = false;
+  std::size_t chunk_size = 0; // hidden test seam: reader buffer in bytes (0 = 1 MiB)
 };
 
 struct DiagnoseArgs {
@@ -339,6 +340,9 @@ int run_diagnose(const CommonArgs& common, const DiagnoseArgs& args) {
   so.jobs = args.jobs == 0 ? default_jobs() : args.jobs;
   so.findings_catalog = &*cat;
   so.reader.max_bytes = args.max_input_gib << 30;
+  if (common.chunk_size != 0) {
+    so.reader.buffer_size = common.chunk_size;
+  }
   correlate::CorrelateOptions co;
   co.assume_year = args.year;
   co.now_year = current_year();
@@ -477,6 +481,9 @@ int run_grep(const CommonArgs& common, const GrepArgs& args) {
   auto opener = source::make_filesystem_opener(io);
   scan::ScanOptions so;
   so.jobs = 1;
+  if (common.chunk_size != 0) {
+    so.reader.buffer_size = common.chunk_size;
+  }
   so.error_samples = 0; // grep reports matches only: no starting points to sample
   std::uint64_t matched = 0;
   std::map<std::string, std::uint64_t> counts;
@@ -701,6 +708,10 @@ int run(int argc, char** argv) {
     sub->add_flag("--no-config", no_config, "ignore .denpex.json files");
     sub->add_flag("--no-prefilter", common.no_prefilter,
                   "match with RE2 alone, without the Hyperscan prefilter (same results, slower; for measuring)");
+    // Tests run every golden case at several chunk sizes (tests/golden/invariance_test.sh).
+    sub->add_option("--chunk-size", common.chunk_size, "reader chunk size in bytes (testing)")
+        ->check(CLI::Range(std::size_t{4096}, std::size_t{64} << 20))
+        ->group("");
   };
 
   DiagnoseArgs dargs;

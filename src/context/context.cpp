@@ -556,9 +556,12 @@ LineContext SourceContext::context_for(std::string_view chunk, std::size_t line_
     }
   }
   if (ctx.time.kind == ClockKind::none) {
-    // Look back through the chunk, a bounded number of lines.
+    // The nearest earlier stamp within k_stamp_lookback lines, through the
+    // chunk and on into the previous chunks' tails: the same stamp whatever
+    // the chunk size.
     std::size_t end = line_pos;
-    for (int k = 0; k < 64 && end > 0; ++k) {
+    std::size_t k = 0;
+    for (; k < k_stamp_lookback && end > 0; ++k) {
       const auto prev_end = end - 1; // the '\n' before the current line
       const auto nl = prev_end == 0 ? std::string_view::npos : chunk.rfind('\n', prev_end - 1);
       const std::size_t start = nl == std::string_view::npos ? 0 : nl + 1;
@@ -569,9 +572,9 @@ LineContext SourceContext::context_for(std::string_view chunk, std::size_t line_
       }
       end = start;
     }
-    if (ctx.time.kind == ClockKind::none && m_last_stamp) {
+    if (ctx.time.kind == ClockKind::none && end == 0 && m_last_stamp && k + m_last_stamp_distance < k_stamp_lookback) {
       ctx.time = *m_last_stamp;
-      ctx.time.origin = Origin::inherited;
+      ctx.time.origin = Origin::neighbour;
     }
   }
   if (!ctx.rank) {
@@ -594,17 +597,25 @@ void SourceContext::end_chunk(std::string_view chunk) {
   if (end > 0 && chunk[end - 1] == '\n') {
     --end;
   }
-  for (int k = 0; k < 16 && end > 0; ++k) {
+  std::size_t k = 0;
+  for (; k < k_stamp_lookback && end > 0; ++k) {
     const auto nl = chunk.rfind('\n', end - 1);
     const std::size_t start = nl == std::string_view::npos ? 0 : nl + 1;
     if (auto t = find_timestamp(chunk.substr(start, end - start))) {
       m_last_stamp = *t;
+      m_last_stamp_distance = k;
       return;
     }
     if (start == 0) {
-      return;
+      ++k;
+      break;
     }
     end = start - 1;
+  }
+  // No stamp in this chunk's tail: an earlier one is that many lines further back.
+  m_last_stamp_distance += k;
+  if (m_last_stamp_distance >= k_stamp_lookback) {
+    m_last_stamp.reset();
   }
 }
 

@@ -420,8 +420,6 @@ std::string_view to_string(Origin o) {
     return "file_name";
   case Origin::neighbour:
     return "neighbour";
-  case Origin::inherited:
-    return "inherited";
   }
   return "?";
 }

@@ -391,7 +391,7 @@ TEST_CASE("context::SourceContext: end_chunk carries the last stamp into the nex
   sc.end_chunk(chunk1);
   const auto ctx = sc.context_for(chunk2, 0, std::string_view(chunk2).substr(0, chunk2.size() - 1));
   REQUIRE(ctx.time.kind == ClockKind::wall);
-  CHECK(ctx.time.origin == Origin::inherited);
+  CHECK(ctx.time.origin == Origin::neighbour);
   CHECK(ctx.time.format == "syslog");
   CHECK(ctx.time.wall.month == 12);
   CHECK(ctx.time.wall.day == 2);
@@ -415,9 +415,34 @@ TEST_CASE("context::SourceContext: end_chunk on a chunk without stamps keeps the
   const std::string chunk = "RuntimeError: CUDA error: an illegal memory access was encountered\n";
   const auto ctx = sc.context_for(chunk, 0, std::string_view(chunk).substr(0, chunk.size() - 1));
   REQUIRE(ctx.time.kind == ClockKind::wall);
-  CHECK(ctx.time.origin == Origin::inherited);
+  CHECK(ctx.time.origin == Origin::neighbour);
   CHECK(ctx.time.wall.year == 2025);
   CHECK(ctx.time.wall.micros == 655000);
+}
+
+TEST_CASE("context::SourceContext: a stamp more than 64 lines back is too far, whatever the chunking", "[context]") {
+  // See: #13 (same answer under every chunk size).
+  const std::string stamped = "[2025-11-16T10:03:44.655] error: Detected 1 oom_kill event in StepId=28911.batch.\n";
+  std::string filler;
+  for (int i = 0; i < 40; ++i) {
+    filler += "  File \"train.py\", line 1, in <module>\n";
+  }
+  const std::string chunk = "RuntimeError: CUDA error: an illegal memory access was encountered\n";
+  const auto line = std::string_view(chunk).substr(0, chunk.size() - 1);
+  SECTION("63 lines back, over three chunks: found") {
+    SourceContext sc("train.log");
+    sc.end_chunk(stamped + filler.substr(0, filler.size() / 40 * 22)); // stamp, then 22 lines
+    sc.end_chunk(filler);                                             // 40 more
+    const auto ctx = sc.context_for(chunk, 0, line);
+    CHECK(ctx.time.kind == ClockKind::wall);
+  }
+  SECTION("65 lines back: not found") {
+    SourceContext sc("train.log");
+    sc.end_chunk(stamped + filler.substr(0, filler.size() / 40 * 24));
+    sc.end_chunk(filler);
+    const auto ctx = sc.context_for(chunk, 0, line);
+    CHECK(ctx.time.kind == ClockKind::none);
+  }
 }
 
 // Output of two ranks interleaved on one line (a pasted log, or two processes

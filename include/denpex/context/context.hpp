@@ -19,7 +19,7 @@
 
 namespace denpex::context {
 
-enum class Origin { prefix, body, capture, file_name, neighbour, inherited };
+enum class Origin { prefix, body, capture, file_name, neighbour };
 std::string_view to_string(Origin o);
 
 template <typename T> struct Field {
@@ -109,7 +109,11 @@ public:
 
 private:
   PathContext m_path;
-  std::optional<Timestamp> m_last_stamp;
+  // A line without a stamp takes the nearest earlier one within this many
+  // lines (a stack trace or a multi-line message under one stamped line).
+  static constexpr std::size_t k_stamp_lookback = 64;
+  std::optional<Timestamp> m_last_stamp;  // the last stamp of the previous chunks
+  std::size_t m_last_stamp_distance = 0;  // lines between it and the end of the previous chunk
   std::string m_last_host;
 };
 

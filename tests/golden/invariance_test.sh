@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Same answer under every reading (#13): every golden `diagnose` case is run
+# as JSON at chunk sizes 4 KiB, 64 KiB and 1 MiB, with one thread and two,
+# with and without the Hyperscan prefilter, and every run must print the same
+# JSON as the first (1 MiB, -j1, prefilter). ripgrep runs its cases under
+# every reader configuration the same way.
+set -u
+bin=$1
+testdata=$2
+shopt -s nullglob
+cases=("$testdata"/cases/*/*.args)
+[ ${#cases[@]} -gt 0 ] || { echo "no golden cases under $testdata/cases" >&2; exit 1; }
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+checked=0
+status=0
+for args_file in "${cases[@]}"; do
+  args=()
+  stdin=/dev/null
+  skip=0
+  while IFS= read -r line || [ -n "$line" ]; do
+    [ -z "$line" ] && continue
+    line=${line//\{testdata\}/$testdata}
+    if [[ $line == stdin:* ]]; then
+      stdin=${line#stdin: }
+      continue
+    fi
+    args+=("$line")
+  done < "$args_file"
+  [ "${args[0]:-}" = diagnose ] || continue
+  # Keep the paths and the options that change the answer; the format is JSON.
+  keep=()
+  i=1
+  while [ $i -lt ${#args[@]} ]; do
+    a=${args[$i]}
+    case $a in
+      --format|--fail-on) i=$((i + 2)); continue ;;
+      --format=*|--fail-on=*|-q|--quiet) i=$((i + 1)); continue ;;
+      --follow*) skip=1 ;;
+    esac
+    keep+=("$a")
+    i=$((i + 1))
+  done
+  [ $skip = 0 ] || continue
+  first=""
+  for chunk in 1048576 65536 4096; do
+    for jobs in 1 2; do
+      for pf in "" --no-prefilter; do
+        f="$out/run"
+        (cd "$testdata" && NO_COLOR=1 "$bin" diagnose --format json --chunk-size "$chunk" -j "$jobs" $pf \
+          "${keep[@]}" < "$stdin" > "$f" 2>/dev/null)
+        if [ -z "$first" ]; then
+          first="$out/first"
+          cp "$f" "$first"
+        elif ! diff -q "$first" "$f" > /dev/null; then
+          echo "differs: $args_file at --chunk-size $chunk -j $jobs $pf" >&2
+          diff -u "$first" "$f" | head -20 >&2
+          status=1
+        fi
+      done
+    done
+  done
+  checked=$((checked + 1))
+done
+[ $checked -gt 0 ] || { echo "no diagnose cases checked" >&2; exit 1; }
+echo "$checked diagnose cases identical at 3 chunk sizes x 2 thread counts x prefilter on/off"
+exit $status
