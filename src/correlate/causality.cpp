@@ -34,10 +34,15 @@ void absorb(Work& a, Work& b) {
   b.absorbed = true;
 }
 
+// A line without a stamp of its own (a Python exception under the last
+// logged step) took the nearest earlier one: it was printed at or after that
+// time, so within one episode it may follow anything.
+bool borrowed_stamp(const Work& w) { return w.inc.first.ctx.time.origin == context::Origin::neighbour; }
+
 // b may follow a (or be concurrent within the skew window).
 bool time_ok(const State& s, const Work& a, const Work& b) {
   if (comparable(a.first_time, b.first_time)) {
-    return b.first_time->t + s.options.skew_us >= a.first_time->t;
+    return borrowed_stamp(b) || b.first_time->t + s.options.skew_us >= a.first_time->t;
   }
   if (a.inc.first.source == b.inc.first.source) {
     return b.inc.first.line_no >= a.inc.first.line_no || a.inc.first.line_no - b.inc.first.line_no <= k_detail_lines;

@@ -66,16 +66,19 @@ std::vector<std::pair<std::int64_t, const ProgressMark*>> progress_cuts(const St
   return cuts;
 }
 
+bool borrowed_stamp(const Work& w) { return w.inc.first.ctx.time.origin == context::Origin::neighbour; }
+
 std::map<std::uint32_t, std::vector<Point>> collect_points(const State& s) {
   std::map<std::uint32_t, std::vector<Point>> by_domain;
   for (std::size_t i = 0; i < s.work.size(); ++i) {
-    if (!s.work[i].absorbed && s.work[i].first_time) {
+    if (!s.work[i].absorbed && s.work[i].first_time && !borrowed_stamp(s.work[i])) {
       const auto t = s.work[i].first_time->t;
       by_domain[s.work[i].first_time->domain].push_back(Point{t, t, i});
     }
   }
   for (const auto& r : s.records) {
-    if (r.began && r.raised && !r.folded && s.cat.at(r.hit->signature).role == catalog::Role::symptom) {
+    if (r.began && r.raised && !r.folded && s.cat.at(r.hit->signature).role == catalog::Role::symptom &&
+        r.hit->ctx.time.origin != context::Origin::neighbour) {
       by_domain[r.began->domain].push_back(Point{r.began->t, r.stamp->t, std::nullopt});
     }
   }
@@ -137,6 +140,43 @@ void split_domain(State& s, std::uint32_t domain, const std::vector<Point>& poin
   }
 }
 
+// A line without a stamp of its own (a Python exception under the last
+// logged step) only says it was printed at or after its borrowed stamp, and
+// before the next stamped line of its source that matched: it joins the
+// latest episode that starts within that window. It never splits episodes.
+void place_borrowed(State& s) {
+  for (auto& w : s.work) {
+    if (w.absorbed || !w.first_time || !borrowed_stamp(w)) {
+      continue;
+    }
+    std::optional<std::int64_t> upper;
+    for (const auto& r : s.records) {
+      if (r.hit->source == w.inc.first.source && r.hit->line_no > w.inc.first.line_no && r.stamp &&
+          r.stamp->domain == w.first_time->domain && r.hit->ctx.time.origin != context::Origin::neighbour) {
+        upper = upper ? std::min(*upper, r.stamp->t) : r.stamp->t;
+      }
+    }
+    for (std::size_t e = 0; e < s.d.episodes.size(); ++e) {
+      const auto& ep = s.d.episodes[e];
+      if (ep.domain != w.first_time->domain) {
+        continue;
+      }
+      const bool ends_after = !ep.end_us || *ep.end_us >= w.first_time->t;
+      const bool starts_before = !upper || !ep.start_us || *ep.start_us <= *upper;
+      if ((ends_after && starts_before) || !w.inc.episode) {
+        w.inc.episode = e; // the latest that fits; the first on its clock at worst
+      }
+    }
+    if (w.inc.episode) {
+      const auto& ep = s.d.episodes[*w.inc.episode];
+      ++s.d.episodes[*w.inc.episode].incidents;
+      if (ep.start_us && w.first_time->t < *ep.start_us) {
+        w.first_time->t = *ep.start_us; // for ordering: not before its episode began
+      }
+    }
+  }
+}
+
 } // namespace
 
 void pass_episodes(State& s) {
@@ -144,6 +184,7 @@ void pass_episodes(State& s) {
   for (const auto& [domain, points] : collect_points(s)) {
     split_domain(s, domain, points);
   }
+  place_borrowed(s);
   for (auto& w : s.work) {
     if (w.inc.episode && !s.d.episodes[*w.inc.episode].terminal && !w.inc.recovered) {
       w.inc.earlier_episode = true;

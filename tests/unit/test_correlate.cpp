@@ -7,6 +7,7 @@
 
 #include <denpex/catalog/catalog.hpp>
 #include <denpex/correlate/correlate.hpp>
+#include <denpex/correlate/describe.hpp>
 
 using denpex::Diagnostics;
 using denpex::catalog::Catalog;
@@ -118,9 +119,10 @@ TEST_CASE("correlate: one GPU, one incident; a second GPU is a second one", "[co
   const auto cat = make_catalog({entry("t.xid79", "cause", 90)});
   std::vector<Hit> hits{hit(cat, "t.xid79", 0, 1, 2024, 11, 29, 17, 59, {}, "0000:3b:00"),
                         hit(cat, "t.xid79", 0, 2, 2024, 11, 29, 17, 59, {}, "0000:3b:00"),
-                        hit(cat, "t.xid79", 0, 3, 2024, 11, 29, 18, 31, {}, "0000:86:00")};
+                        hit(cat, "t.xid79", 0, 3, 2024, 11, 29, 18, 21, {}, "0000:86:00")};
   const auto d = denpex::correlate::correlate(hits, {SourceRef{"dmesg", {}}}, cat);
   REQUIRE(d.incidents.size() == 2);
+  REQUIRE(d.episodes.size() == 1); // 22 minutes apart: one episode
   CHECK(d.incidents[0].pci == "0000:3b:00");
   CHECK(d.incidents[0].count == 2);
   CHECK(d.incidents[1].pci == "0000:86:00");
@@ -162,4 +164,105 @@ TEST_CASE("correlate: symptom-only timeouts name the rank that never reported", 
   REQUIRE(d.inference);
   CHECK(d.inference->world_size == 8);
   CHECK(d.inference->missing_ranks == std::vector<int>{3});
+}
+
+// --- Correlator v2 passes (#13) ---
+
+namespace {
+
+json with_severity(json e, const std::string& severity) {
+  e["severity"] = severity;
+  return e;
+}
+
+Hit with_capture(Hit h, const std::string& k, const std::string& v) {
+  h.captures.emplace_back(k, v);
+  return h;
+}
+
+} // namespace
+
+TEST_CASE("r13_episodes: a quiet gap splits episodes; the terminal one decides", "[correlate][episodes]") {
+  // NVSwitch record at 05:02, training goes on, a GPU falls off the bus at
+  // 06:14: the earlier cause is an earlier episode, never the initiator.
+  const auto cat = make_catalog({entry("t.sxid", "cause", 72), entry("t.xid79", "cause", 90)});
+  std::vector<Hit> hits{hit(cat, "t.sxid", 0, 1, 2024, 11, 29, 5, 2), hit(cat, "t.xid79", 0, 2, 2024, 11, 29, 6, 14)};
+  const auto d = denpex::correlate::correlate(hits, {SourceRef{"dmesg", {}}}, cat);
+  REQUIRE(d.incidents.size() == 2);
+  CHECK(cat.at(d.incidents[0].signature).id == "t.xid79");
+  CHECK(d.incidents[0].decision->earlier_skipped == 1);
+  CHECK(d.incidents[1].earlier_episode);
+  REQUIRE(d.episodes.size() == 2);
+  CHECK(d.episodes[1].started_by == denpex::correlate::Episode::Start::quiet_gap);
+  CHECK(d.episodes[1].gap_us == 72LL * 60 * 1'000'000);
+  CHECK(d.episodes[1].terminal);
+  CHECK_FALSE(d.episodes[0].terminal);
+}
+
+TEST_CASE("r13_episodes: a watchdog's Timeout(ms) says when its collective began", "[correlate][episodes]") {
+  const auto cat = make_catalog({entry("t.timeout", "symptom", 20), entry("t.xid", "cause", 90, {"t.timeout"})});
+  std::vector<Hit> hits{hit(cat, "t.xid", 0, 1, 2024, 11, 29, 5, 0)};
+  SECTION("45-minute timeout: one episode") {
+    hits.push_back(with_capture(hit(cat, "t.timeout", 1, 1, 2024, 11, 29, 5, 45, 3), "timeout_ms", "2700000"));
+    const auto d = denpex::correlate::correlate(hits, {SourceRef{"dmesg", {}}, SourceRef{"rank3.log", {}}}, cat);
+    REQUIRE(d.episodes.size() == 1);
+    CHECK(d.incidents[0].initiating);
+    CHECK_FALSE(d.incidents[0].decision->fell_back);
+    REQUIRE(d.incidents[0].collateral.size() == 1);
+  }
+  SECTION("no Timeout(ms): the symptom is its own episode; the cause before it still decides, said so") {
+    hits.push_back(hit(cat, "t.timeout", 1, 1, 2024, 11, 29, 5, 45, 3));
+    const auto d = denpex::correlate::correlate(hits, {SourceRef{"dmesg", {}}, SourceRef{"rank3.log", {}}}, cat);
+    REQUIRE(d.episodes.size() == 2);
+    CHECK(d.incidents[0].initiating);
+    CHECK(d.incidents[0].decision->fell_back);
+    CHECK(d.incidents[0].confidence == denpex::correlate::Confidence::medium);
+  }
+}
+
+TEST_CASE("r13_choose: a warning-level cause does not initiate when an error follows in its episode",
+          "[correlate][choose]") {
+  const auto cat = make_catalog({with_severity(entry("t.nonfatal", "cause", 70), "warning"),
+                                 with_severity(entry("t.fatal", "cause", 60), "critical")});
+  std::vector<Hit> hits{hit(cat, "t.nonfatal", 0, 1, 2024, 11, 29, 6, 0), hit(cat, "t.fatal", 0, 2, 2024, 11, 29, 6, 5)};
+  const auto d = denpex::correlate::correlate(hits, {SourceRef{"dmesg", {}}}, cat);
+  REQUIRE(d.incidents.size() == 2);
+  CHECK(cat.at(d.incidents[0].signature).id == "t.fatal");
+  CHECK(d.incidents[0].decision->nonfatal_skipped == 1);
+  CHECK(d.incidents[0].decision->rule == denpex::correlate::Rule::only_cause);
+
+  SECTION("a warning alone still initiates") {
+    const auto d1 = denpex::correlate::correlate({hits[0]}, {SourceRef{"dmesg", {}}}, cat);
+    REQUIRE(d1.incidents.size() == 1);
+    CHECK(d1.incidents[0].initiating);
+  }
+}
+
+TEST_CASE("r13_episodes: a borrowed stamp neither splits episodes nor makes a line earlier than its episode",
+          "[correlate][episodes]") {
+  // A RuntimeError printed under the run's first log line (no stamp of its
+  // own) and a GPU that fell off the bus 90 minutes later: one episode, and
+  // the GPU explains the CUDA error.
+  const auto cat = make_catalog({entry("t.cuda", "cause", 70), entry("t.xid79", "cause", 90, {"t.cuda"})});
+  auto cuda = hit(cat, "t.cuda", 0, 2, 2024, 11, 29, 4, 49, 3);
+  cuda.ctx.time.origin = denpex::context::Origin::neighbour;
+  std::vector<Hit> hits{cuda, hit(cat, "t.xid79", 1, 7, 2024, 11, 29, 6, 14)};
+  const auto d = denpex::correlate::correlate(hits, {SourceRef{"train.log", {}}, SourceRef{"dmesg", {}}}, cat);
+  REQUIRE(d.incidents.size() == 1);
+  CHECK(cat.at(d.incidents[0].signature).id == "t.xid79");
+  REQUIRE(d.incidents[0].collateral.size() == 1);
+  CHECK(d.episodes.size() == 1);
+}
+
+TEST_CASE("r13_describe: decisions are worded from their facts", "[correlate][describe]") {
+  denpex::correlate::Diagnosis d;
+  denpex::correlate::Decision dec;
+  dec.rule = denpex::correlate::Rule::only_cause;
+  dec.recovered_skipped = 1;
+  CHECK(denpex::correlate::describe(dec, d) == "the only cause the run did not recover from");
+  dec.generic_skipped = 2;
+  CHECK(denpex::correlate::describe(dec, d) ==
+        "the only cause in the logs; generic announcements were not considered; causes that training recovered from "
+        "were not considered");
+  CHECK(denpex::correlate::to_string(denpex::correlate::Rule::concurrent_most_specific) == "concurrent-most-specific");
 }
