@@ -329,6 +329,26 @@ std::optional<Severity> parse_severity(std::string_view s) {
   return std::nullopt;
 }
 
+// "headline": "{type}: {message}" names the incident from the first line's
+// captures (generic evidence such as an exception); every {name} must be a
+// named capture of some signal.
+static void parse_headline(Fields& f, Signature& sig) {
+  sig.headline = f.string("headline", false);
+  for (std::size_t at = sig.headline.find('{'); at != std::string::npos; at = sig.headline.find('{', at + 1)) {
+    const auto end = sig.headline.find('}', at);
+    if (end == std::string::npos) {
+      f.fail("/headline", "unclosed '{'");
+      return;
+    }
+    const auto name = "(?P<" + sig.headline.substr(at + 1, end - at - 1) + ">";
+    const bool known = std::any_of(sig.signals.begin(), sig.signals.end(),
+                                   [&](const Signal& s) { return s.pattern.find(name) != std::string::npos; });
+    if (!known) {
+      f.fail("/headline", "'" + sig.headline.substr(at, end - at + 1) + "' is not a named capture of any signal");
+    }
+  }
+}
+
 const std::vector<std::string_view>& known_areas() {
   static const std::vector<std::string_view> k_areas = {"hardware", "driver",  "nvlink",  "network",
                                                         "nccl",     "cuda",    "framework", "host",
@@ -473,6 +493,7 @@ std::optional<Signature> parse_signature(const CatalogFile& file, Diagnostics& d
   }
   sig.prevention = f.string("prevention", false);
   sig.affected = f.string("affected", false);
+  parse_headline(f, sig);
   sig.related = f.strings("related", false);
   if (const json* refs = f.get("references", true)) {
     if (!refs->is_array() || refs->empty()) {

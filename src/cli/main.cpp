@@ -430,7 +430,9 @@ int run_diagnose(const CommonArgs& common, const DiagnoseArgs& args) {
     // A run with only downstream reports (timeouts on every rank, a SIGKILL)
     // still failed: their severity counts too.
     for (const auto& inc : diagnosis.incidents) {
-      if (cat->at(inc.signature).severity >= fail_level) {
+      // An exception the run continued past (training progressed) is not a failure.
+      const bool survived = inc.recovered && !cat->at(inc.signature).headline.empty();
+      if (cat->at(inc.signature).severity >= fail_level && !survived) {
         return k_exit_found;
       }
     }

@@ -6,8 +6,9 @@
 //      while another one exists;
 //   3. fatality: a warning-level cause (a non-fatal or corrected event) does
 //      not initiate when an error-level one follows it in the same episode;
-//   4. specificity: wrappers (priority <= k_generic_priority) do not
-//      initiate while a concrete cause exists;
+//   4. specificity: a catalogued cause beats generic evidence (an exception
+//      named only by its own words, an entry with a headline), which beats
+//      wrappers (priority <= k_generic_priority);
 //   5. order: the earliest by time, concurrent ones by priority; without
 //      comparable clocks, line order in one file, else priority.
 // The result is a Decision (a Rule and the facts it used), worded by
@@ -97,8 +98,16 @@ Choice candidates(const State& s) {
   c.decision.recovered_skipped += narrow(pool, [&](std::size_t i) { return !s.d.incidents[i].recovered; });
   const auto snapshot = pool;
   c.decision.nonfatal_skipped = narrow(pool, [&](std::size_t i) { return !superseded_nonfatal(s, snapshot, i); });
-  c.decision.generic_skipped =
-      narrow(pool, [&](std::size_t i) { return s.cat.at(s.d.incidents[i].signature).priority > k_generic_priority; });
+  // Tier 4: a catalogued cause, else generic evidence (an exception named
+  // only by its own words), else a wrapper.
+  const auto& incs = s.d.incidents;
+  c.decision.generic_skipped = narrow(pool, [&](std::size_t i) {
+    return s.cat.at(incs[i].signature).priority > k_generic_priority && s.cat.at(incs[i].signature).headline.empty();
+  });
+  if (c.decision.generic_skipped == 0) {
+    c.decision.generic_skipped =
+        narrow(pool, [&](std::size_t i) { return s.cat.at(incs[i].signature).priority > k_generic_priority; });
+  }
   c.cand = std::move(pool);
   return c;
 }
@@ -171,7 +180,9 @@ Confidence confidence_of(const State& s, const Incident& init, const Decision& d
       return Confidence::medium; // corroboration is missing
     }
   }
-  if (!init.inferred_xid.empty() || dec.fell_back) {
+  // Generic evidence (an exception no entry names) is the log's own words,
+  // not a diagnosis: never more than medium.
+  if (!init.inferred_xid.empty() || dec.fell_back || !init.headline.empty()) {
     return Confidence::medium;
   }
   return Confidence::high;

@@ -7,8 +7,11 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <tuple>
 
 #include <fmt/format.h>
+
+#include <denpex/util/strings.hpp>
 
 namespace denpex::correlate::detail {
 
@@ -54,13 +57,23 @@ void fold_same_line(State& s) {
     }
     int best = -1;
     std::size_t best_idx = 0;
+    int best_other = -1; // a symptom on the line
     for (std::size_t k = i; k < j; ++k) {
       const auto& r = s.records[order[k]];
       const auto& sig = s.cat.at(r.hit->signature);
       if (sig.role == Role::cause && r.raised && sig.priority > best) {
         best = sig.priority;
         best_idx = order[k];
+      } else if (sig.role == Role::symptom && r.raised) {
+        best_other = std::max(best_other, sig.priority);
       }
+    }
+    // Generic evidence (an exception's own words) is not a cause when any
+    // entry that knows the line better names it (ChildFailedError is a
+    // wrapper, BrokenPipeError during teardown is collateral).
+    if (best >= 0 && !s.cat.at(s.records[best_idx].hit->signature).headline.empty() && best_other >= 0) {
+      s.records[best_idx].folded = true;
+      best = -1;
     }
     if (best >= 0) {
       const auto winner = s.records[best_idx].hit->signature;
@@ -90,9 +103,26 @@ void record_signal(Work& w, const Record& r) {
   }
 }
 
+// The entry's headline filled from the line's captures ("" without one).
+std::string headline_of(const State& s, const Record& r) {
+  const auto& tpl = s.cat.at(r.hit->signature).headline;
+  std::string out;
+  for (std::size_t i = 0; i < tpl.size(); ++i) {
+    const auto end = tpl[i] == '{' ? tpl.find('}', i) : std::string::npos;
+    if (end == std::string::npos) {
+      out += tpl[i];
+      continue;
+    }
+    out += util::trim(capture(*r.hit, std::string_view(tpl).substr(i + 1, end - i - 1)));
+    i = end;
+  }
+  return out;
+}
+
 Work new_incident(const State& s, const Record& r) {
   Work w;
   w.inc.signature = r.hit->signature;
+  w.inc.headline = headline_of(s, r);
   w.inc.first = evidence_of(r);
   w.inc.pci = r.pci;
   w.first_time = r.stamp;
@@ -105,13 +135,15 @@ Work new_incident(const State& s, const Record& r) {
 
 // Anchor signals say where and when a failure happened: one incident per
 // (entry, GPU bus id when the line names one).
+// Generic evidence folds by its headline with numbers masked: the same
+// exception on eight ranks is one incident, a different one another.
 void seed_incidents(State& s) {
-  std::map<std::pair<std::uint32_t, std::string>, std::size_t> by_key;
+  std::map<std::tuple<std::uint32_t, std::string, std::string>, std::size_t> by_key;
   for (const auto& r : s.records) {
     if (!is_cause(s, r) || !s.cat.at(r.hit->signature).signals[r.hit->signal].anchor) {
       continue;
     }
-    const auto key = std::make_pair(r.hit->signature, r.pci);
+    const auto key = std::make_tuple(r.hit->signature, r.pci, util::message_template(headline_of(s, r)));
     auto it = by_key.find(key);
     if (it == by_key.end()) {
       it = by_key.emplace(key, s.work.size()).first;

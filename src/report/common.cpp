@@ -12,6 +12,10 @@ std::string location(const correlate::Diagnosis& d, const correlate::Evidence& e
   return fmt::format("{}:{}", name, e.line_no);
 }
 
+std::string incident_title(const correlate::Incident& inc, const catalog::Catalog& cat) {
+  return inc.headline.empty() ? cat.at(inc.signature).title : inc.headline;
+}
+
 std::string format_time(const correlate::Evidence& e) {
   if (e.time_us) {
     const std::int64_t us = *e.time_us;

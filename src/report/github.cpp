@@ -109,8 +109,9 @@ std::string github_escape_property(std::string_view s) {
 void print_github(std::ostream& out, const correlate::Diagnosis& d, const catalog::Catalog& cat, const RunInfo& run) {
   for (const auto& inc : d.incidents) {
     const auto& sig = cat.at(inc.signature);
-    const std::string title = fmt::format("denpex: {}{}", inc.initiating ? "initiating failure: " : "", sig.title);
-    std::string msg = fmt::format("{} — {}\n", sig.title, sig.fix.summary);
+    const auto name = util::escape_for_terminal(util::clip(incident_title(inc, cat), 300));
+    const std::string title = fmt::format("denpex: {}{}", inc.initiating ? "initiating failure: " : "", name);
+    std::string msg = fmt::format("{} — {}\n", name, sig.fix.summary);
     for (const auto& [k, v] : sig.fix.env) {
       msg += fmt::format("  export {}={}\n", k, v);
     }

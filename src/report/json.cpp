@@ -89,6 +89,7 @@ void print_json(std::ostream& out, const correlate::Diagnosis& d, const catalog:
     ordered_json j;
     j["signature"] = sig.id;
     j["title"] = sig.title;
+    j["headline"] = inc.headline.empty() ? ordered_json(nullptr) : ordered_json(safe(inc.headline));
     j["area"] = sig.area;
     j["severity"] = std::string(catalog::to_string(sig.severity));
     j["priority"] = sig.priority;

@@ -66,6 +66,7 @@ void print_jsonl(std::ostream& out, const correlate::Diagnosis& d, const catalog
     auto j = header("incident", d, &inc.first);
     j["signature"] = sig.id;
     j["title"] = sig.title;
+    j["headline"] = inc.headline.empty() ? ordered_json(nullptr) : ordered_json(safe(inc.headline));
     j["area"] = sig.area;
     j["severity"] = std::string(catalog::to_string(sig.severity));
     j["priority"] = sig.priority;

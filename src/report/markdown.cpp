@@ -203,7 +203,7 @@ void group_table(std::ostream& out, const correlate::Diagnosis& d, const catalog
 void print_incident(std::ostream& out, const correlate::Diagnosis& d, const catalog::Catalog& cat, const Incident& inc,
                     std::size_t number) {
   const auto& sig = cat.at(inc.signature);
-  out << "### " << number << ". " << md_text(sig.title) << (inc.initiating ? " (initiating)" : "") << "\n\n";
+  out << "### " << number << ". " << (inc.headline.empty() ? md_text(sig.title) : md_log(inc.headline)) << (inc.initiating ? " (initiating)" : "") << "\n\n";
   out << markdown_code_span(sig.id) << " · " << md_text(sig.area) << " · " << catalog::to_string(sig.severity);
   if (inc.initiating) {
     out << " · decided by: " << md_text(correlate::describe(*inc.decision, d)) << " (confidence: " << correlate::to_string(inc.confidence) << ")";
@@ -324,7 +324,7 @@ void print_markdown(std::ostream& out, const correlate::Diagnosis& d, const cata
   } else {
     const auto& first = d.incidents.front();
     const auto& sig = cat.at(first.signature);
-    out << "## denpex: " << md_text(sig.title) << "\n\n";
+    out << "## denpex: " << (first.headline.empty() ? md_text(sig.title) : md_log(first.headline)) << "\n\n";
     out << "**" << (first.initiating ? "Initiating failure" : "First failure") << ":** " << markdown_code_span(sig.id)
         << " (" << catalog::to_string(sig.severity) << ") at " << md_log(where_text(d, first.first));
     if (auto w = who(first.first); !w.empty()) {

@@ -221,7 +221,7 @@ void print_sarif(std::ostream& out, const correlate::Diagnosis& d, const catalog
     r["ruleId"] = sig.id;
     r["ruleIndex"] = rule_for(inc.signature);
     r["level"] = sarif_level(sig.severity);
-    r["message"] = {{"text", fmt::format("{} — {}", sig.title, sig.fix.summary)}};
+    r["message"] = {{"text", fmt::format("{} — {}", safe(incident_title(inc, cat)), sig.fix.summary)}};
     r["locations"] = locations(physical_location(d, inc.first, true));
     ordered_json related = ordered_json::array();
     int next_id = 1;

@@ -96,7 +96,10 @@ void print_incident(std::ostream& out, const correlate::Diagnosis& d, const cata
   const std::string head = inc.initiating ? "INITIATING FAILURE" : fmt::format("INCIDENT {}", number);
   out << st("1", head) << "  " << st(severity_color(sig.severity), fmt::format("[{}]", catalog::to_string(sig.severity)))
       << " " << sig.id << "\n";
-  out << "  " << st("1", sig.title) << "\n";
+  out << "  " << st("1", util::escape_for_terminal(util::clip(incident_title(inc, cat), 300))) << "\n";
+  if (!inc.headline.empty()) {
+    out << "  kind     " << sig.title << "\n";
+  }
   out << "  where    " << util::escape_for_terminal(location(d, inc.first));
   if (auto w = who(inc.first); !w.empty()) {
     out << "  " << w;

@@ -84,6 +84,10 @@ struct Signature {
   Verify verify;
   std::string prevention;
   std::string affected;
+  // Generic evidence (an exception, a process death) names its incident from
+  // the line: "{type}: {message}" filled from the first hit's captures.
+  // Incidents of such an entry fold by their filled headline, not by entry.
+  std::string headline;
   std::vector<std::string> related;
   std::vector<Reference> references;
   std::vector<Example> match_examples;

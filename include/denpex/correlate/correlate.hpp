@@ -122,6 +122,7 @@ struct ProgressRef {
 
 struct Incident {
   std::uint32_t signature = 0;
+  std::string headline;              // generic evidence: the entry's headline filled from the first line
   Evidence first;
   std::uint64_t count = 0;
   std::set<int> ranks;

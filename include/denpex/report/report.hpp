@@ -44,6 +44,9 @@ std::string format_ranks(const std::set<int>& ranks);
 
 // "file:line" for an evidence line.
 std::string location(const correlate::Diagnosis& d, const correlate::Evidence& e);
+// What to call an incident: generic evidence by its own words (its filled
+// headline, raw log text: escape it for the output), else the entry's title.
+std::string incident_title(const correlate::Incident& inc, const catalog::Catalog& cat);
 // "2024-11-29 17:59:58.123" (UTC-as-local), "+12345.678901s since boot", or "".
 std::string format_time(const correlate::Evidence& e);
 // A stamp as printed (no year inference): "11-29 17:59:58.000", "2024-11-29 ...Z".
