@@ -332,6 +332,44 @@ std::optional<Severity> parse_severity(std::string_view s) {
 // "headline": "{type}: {message}" names the incident from the first line's
 // captures (generic evidence such as an exception); every {name} must be a
 // named capture of some signal.
+// "fix" (summary, steps, commands, env) and "verify" (summary, commands).
+static void parse_fix_verify(Fields& f, const CatalogFile& file, Diagnostics& diags, bool& ok, Signature& sig) {
+  if (const json* fix = f.get("fix", true)) {
+    if (!fix->is_object()) {
+      f.fail("/fix", "expected an object with at least 'summary', found " + type_name(*fix));
+    } else {
+      Fields ff(*fix, "/fix", file, diags, ok);
+      sig.fix.summary = ff.string("summary", true);
+      sig.fix.steps = ff.strings("steps", false);
+      sig.fix.commands = ff.strings("commands", false);
+      if (const json* env = ff.get("env", false)) {
+        if (!env->is_object()) {
+          ff.fail("/fix/env", "expected an object of VARIABLE: value");
+        } else {
+          for (auto it = env->begin(); it != env->end(); ++it) {
+            if (!it.value().is_string()) {
+              ff.fail("/fix/env/" + it.key(), "expected a string value");
+              continue;
+            }
+            sig.fix.env.emplace_back(it.key(), it.value().get<std::string>());
+          }
+        }
+      }
+      ff.reject_unknown();
+    }
+  }
+  if (const json* ver = f.get("verify", true)) {
+    if (!ver->is_object()) {
+      f.fail("/verify", "expected an object with at least 'summary', found " + type_name(*ver));
+    } else {
+      Fields vf(*ver, "/verify", file, diags, ok);
+      sig.verify.summary = vf.string("summary", true);
+      sig.verify.commands = vf.strings("commands", false);
+      vf.reject_unknown();
+    }
+  }
+}
+
 static void parse_headline(Fields& f, Signature& sig) {
   sig.headline = f.string("headline", false);
   for (std::size_t at = sig.headline.find('{'); at != std::string::npos; at = sig.headline.find('{', at + 1)) {
@@ -457,40 +495,7 @@ std::optional<Signature> parse_signature(const CatalogFile& file, Diagnostics& d
   }
   sig.root_cause = f.string("root_cause", true);
 
-  if (const json* fix = f.get("fix", true)) {
-    if (!fix->is_object()) {
-      f.fail("/fix", "expected an object with at least 'summary', found " + type_name(*fix));
-    } else {
-      Fields ff(*fix, "/fix", file, diags, ok);
-      sig.fix.summary = ff.string("summary", true);
-      sig.fix.steps = ff.strings("steps", false);
-      sig.fix.commands = ff.strings("commands", false);
-      if (const json* env = ff.get("env", false)) {
-        if (!env->is_object()) {
-          ff.fail("/fix/env", "expected an object of VARIABLE: value");
-        } else {
-          for (auto it = env->begin(); it != env->end(); ++it) {
-            if (!it.value().is_string()) {
-              ff.fail("/fix/env/" + it.key(), "expected a string value");
-              continue;
-            }
-            sig.fix.env.emplace_back(it.key(), it.value().get<std::string>());
-          }
-        }
-      }
-      ff.reject_unknown();
-    }
-  }
-  if (const json* ver = f.get("verify", true)) {
-    if (!ver->is_object()) {
-      f.fail("/verify", "expected an object with at least 'summary', found " + type_name(*ver));
-    } else {
-      Fields vf(*ver, "/verify", file, diags, ok);
-      sig.verify.summary = vf.string("summary", true);
-      sig.verify.commands = vf.strings("commands", false);
-      vf.reject_unknown();
-    }
-  }
+  parse_fix_verify(f, file, diags, ok, sig);
   sig.prevention = f.string("prevention", false);
   sig.affected = f.string("affected", false);
   parse_headline(f, sig);
