@@ -37,7 +37,6 @@ void absorb(Work& a, Work& b) {
 // A line without a stamp of its own (a Python exception under the last
 // logged step) took the nearest earlier one: it was printed at or after that
 // time, so within one episode it may follow anything.
-bool borrowed_stamp(const Work& w) { return w.inc.first.ctx.time.origin == context::Origin::neighbour; }
 
 // b may follow a (or be concurrent within the skew window).
 bool time_ok(const State& s, const Work& a, const Work& b) {

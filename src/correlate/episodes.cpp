@@ -66,7 +66,6 @@ std::vector<std::pair<std::int64_t, const ProgressMark*>> progress_cuts(const St
   return cuts;
 }
 
-bool borrowed_stamp(const Work& w) { return w.inc.first.ctx.time.origin == context::Origin::neighbour; }
 
 std::map<std::uint32_t, std::vector<Point>> collect_points(const State& s) {
   std::map<std::uint32_t, std::vector<Point>> by_domain;

@@ -85,6 +85,10 @@ void pass_attach(State& s);
 void pass_missing(State& s);
 void pass_symptoms_only(State& s);
 
+// A line without a stamp of its own took the nearest earlier one: it was
+// printed at or after that time (docs/correlator.md, "Episodes").
+inline bool borrowed_stamp(const Work& w) { return w.inc.first.ctx.time.origin == context::Origin::neighbour; }
+
 // Shared helpers.
 std::string capture(const Hit& h, std::string_view name);
 Time stamp_of(const Evidence& e);

@@ -1,5 +1,7 @@
 #include <denpex/report/report.hpp>
 
+#include <denpex/correlate/describe.hpp>
+
 #include <cstdlib>
 #include <ctime>
 
@@ -54,20 +56,7 @@ std::string format_stamp(const context::Timestamp& t) {
 }
 
 std::string format_ranks(const std::set<int>& ranks) {
-  std::vector<int> v(ranks.begin(), ranks.end());
-  std::string out;
-  std::size_t i = 0;
-  while (i < v.size()) {
-    std::size_t j = i;
-    while (j + 1 < v.size() && v[j + 1] == v[j] + 1) {
-      ++j;
-    }
-    if (!out.empty()) {
-      out += ",";
-    }
-    out += j == i ? std::to_string(v[i]) : fmt::format("{}-{}", v[i], v[j]);
-    i = j + 1;
-  }
+  const auto out = correlate::format_ranks(std::vector<int>(ranks.begin(), ranks.end()));
   return out.empty() ? "-" : out;
 }
 
