@@ -88,6 +88,11 @@ std::optional<std::size_t> xid_entry(const catalog::Catalog& cat, std::string_vi
 
 } // namespace detail
 
+const std::string& Diagnosis::source_name(std::uint32_t id) const {
+  static const std::string k_unknown = "?";
+  return id < sources.size() ? sources[id].name : k_unknown;
+}
+
 std::string_view to_string(Confidence c) {
   switch (c) {
   case Confidence::low:

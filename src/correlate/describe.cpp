@@ -9,10 +9,6 @@ namespace denpex::correlate {
 
 namespace {
 
-std::string source_name(const Diagnosis& d, std::uint32_t source) {
-  return source < d.sources.size() ? d.sources[source].name : "?";
-}
-
 std::string utc(std::int64_t us) {
   std::time_t t = us / 1'000'000;
   std::tm tm{};
@@ -120,7 +116,7 @@ std::string describe(const Episode& e, std::size_t index, const Diagnosis& d) {
   case Episode::Start::first:
     break;
   case Episode::Start::progress:
-    out += fmt::format(", after training progress at {}:{}", source_name(d, e.progress_source), e.progress_line);
+    out += fmt::format(", after training progress at {}:{}", d.source_name(e.progress_source), e.progress_line);
     break;
   case Episode::Start::quiet_gap:
     out += fmt::format(", after {} without failure evidence", duration(e.gap_us));
@@ -137,7 +133,7 @@ std::string describe_recovered(const Incident& inc, const Diagnosis& d) {
     return {};
   }
   return fmt::format("training progressed after it ({}:{}): the run recovered from this one",
-                     source_name(d, inc.recovered->source), inc.recovered->line_no);
+                     d.source_name(inc.recovered->source), inc.recovered->line_no);
 }
 
 std::string describe_earlier_episode(const Incident& inc, const Diagnosis& d) {

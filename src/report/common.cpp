@@ -10,7 +10,7 @@
 namespace denpex::report {
 
 std::string location(const correlate::Diagnosis& d, const correlate::Evidence& e) {
-  const std::string& name = e.source < d.sources.size() ? d.sources[e.source].name : std::string("?");
+  const std::string& name = d.source_name(e.source);
   return fmt::format("{}:{}", name, e.line_no);
 }
 

@@ -46,17 +46,14 @@ ordered_json episodes_json(const correlate::Diagnosis& d) {
     ordered_json j;
     j["index"] = i;
     j["clock"] = e.domain == 0 ? ordered_json("wall")
-                               : ordered_json(safe(e.domain - 1 < d.sources.size() ? d.sources[e.domain - 1].name : "?"));
+                               : ordered_json(safe(d.source_name(e.domain - 1)));
     j["started_by"] = std::string(correlate::to_string(e.started_by));
     j["start_us"] = e.start_us ? ordered_json(*e.start_us) : ordered_json(nullptr);
     j["end_us"] = e.end_us ? ordered_json(*e.end_us) : ordered_json(nullptr);
     j["gap_s"] = e.started_by == correlate::Episode::Start::quiet_gap ? ordered_json(e.gap_us / 1'000'000)
                                                                      : ordered_json(nullptr);
     j["progress"] = e.started_by == correlate::Episode::Start::progress
-                        ? ordered_json({{"source", safe(e.progress_source < d.sources.size()
-                                                            ? d.sources[e.progress_source].name
-                                                            : "?")},
-                                        {"line", e.progress_line}})
+                        ? ordered_json({{"source", safe(d.source_name(e.progress_source))}, {"line", e.progress_line}})
                         : ordered_json(nullptr);
     j["terminal"] = e.terminal;
     j["incidents"] = e.incidents;

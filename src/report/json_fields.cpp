@@ -15,7 +15,7 @@ std::string safe(std::string_view s) { return util::sanitize_utf8(s); }
 
 ordered_json where_json(const correlate::Diagnosis& d, const correlate::Evidence& e) {
   ordered_json w;
-  w["file"] = safe(e.source < d.sources.size() ? d.sources[e.source].name : "?");
+  w["file"] = safe(d.source_name(e.source));
   w["line"] = e.line_no;
   w["rank"] = e.ctx.rank ? ordered_json(e.ctx.rank->value) : ordered_json(nullptr);
   w["local_rank"] = e.ctx.local_rank ? ordered_json(e.ctx.local_rank->value) : ordered_json(nullptr);

@@ -29,17 +29,13 @@ using detail::safe;
 using detail::signals_json;
 using detail::where_json;
 
-const std::string& source_name(const correlate::Diagnosis& d, const correlate::Evidence& e) {
-  static const std::string k_unknown = "?";
-  return e.source < d.sources.size() ? d.sources[e.source].name : k_unknown;
-}
 
 // The host of an evidence line: its own context, else what its path says.
 ordered_json host_of(const correlate::Diagnosis& d, const correlate::Evidence& e) {
   if (e.ctx.host) {
     return safe(e.ctx.host->value);
   }
-  const auto p = context::parse_path(source_name(d, e));
+  const auto p = context::parse_path(d.source_name(e.source));
   return p.host.empty() ? ordered_json(nullptr) : ordered_json(safe(p.host));
 }
 
@@ -48,7 +44,7 @@ ordered_json header(std::string_view type, const correlate::Diagnosis& d, const 
   j["type"] = std::string(type);
   j["schema_version"] = k_jsonl_schema_version;
   if (e != nullptr) {
-    j["file"] = safe(source_name(d, *e));
+    j["file"] = safe(d.source_name(e->source));
     j["host"] = host_of(d, *e);
   }
   return j;
@@ -75,7 +71,7 @@ void print_jsonl(std::ostream& out, const correlate::Diagnosis& d, const catalog
     j["rule_id"] = inc.decision ? ordered_json(std::string(correlate::to_string(inc.decision->rule))) : ordered_json(nullptr);
     j["confidence"] =
         inc.initiating ? ordered_json(std::string(correlate::to_string(inc.confidence))) : ordered_json(nullptr);
-    j["fingerprint"] = finding_fingerprint(sig.id, safe(source_name(d, inc.first)), inc.first.line_no);
+    j["fingerprint"] = finding_fingerprint(sig.id, safe(d.source_name(inc.first.source)), inc.first.line_no);
     j["where"] = where_json(d, inc.first);
     j["count"] = inc.count;
     j["ranks"] = std::vector<int>(inc.ranks.begin(), inc.ranks.end());
@@ -100,7 +96,7 @@ void print_jsonl(std::ostream& out, const correlate::Diagnosis& d, const catalog
     j["title"] = sig.title;
     j["role"] = std::string(catalog::to_string(sig.role));
     j["severity"] = std::string(catalog::to_string(sig.severity));
-    j["fingerprint"] = finding_fingerprint(sig.id, safe(source_name(d, g.first)), g.first.line_no);
+    j["fingerprint"] = finding_fingerprint(sig.id, safe(d.source_name(g.first.source)), g.first.line_no);
     j["count"] = g.count;
     j["ranks"] = std::vector<int>(g.ranks.begin(), g.ranks.end());
     j["hosts"] = hosts_json(g.hosts);

@@ -36,10 +36,6 @@ std::string_view sarif_level(catalog::Severity s) {
   return "note";
 }
 
-const std::string& source_name(const correlate::Diagnosis& d, const correlate::Evidence& e) {
-  static const std::string k_unknown = "?";
-  return e.source < d.sources.size() ? d.sources[e.source].name : k_unknown;
-}
 
 // "nccl.nvls.cuda-700" -> "NcclNvlsCuda700": reportingDescriptor.name is an
 // identifier-like, human-readable name (SARIF 3.49.7).
@@ -60,7 +56,7 @@ std::string rule_name(std::string_view id) {
 
 ordered_json physical_location(const correlate::Diagnosis& d, const correlate::Evidence& e, bool snippet) {
   ordered_json pl;
-  pl["artifactLocation"] = {{"uri", sarif_uri(safe(source_name(d, e)))}};
+  pl["artifactLocation"] = {{"uri", sarif_uri(safe(d.source_name(e.source)))}};
   if (e.line_no > 0) {
     ordered_json region;
     region["startLine"] = e.line_no;
@@ -234,7 +230,7 @@ void print_sarif(std::ostream& out, const correlate::Diagnosis& d, const catalog
     if (!related.empty()) {
       r["relatedLocations"] = related;
     }
-    const auto& file = source_name(d, inc.first);
+    const auto& file = d.source_name(inc.first.source);
     r["partialFingerprints"] = {{"denpexFinding/v1", finding_fingerprint(sig.id, safe(file), inc.first.line_no)}};
     ordered_json props;
     props["initiating"] = inc.initiating;
@@ -270,7 +266,7 @@ void print_sarif(std::ostream& out, const correlate::Diagnosis& d, const catalog
                                          g.count == 1 ? "" : "s")}};
     r["locations"] = locations(physical_location(d, g.first, true));
     r["partialFingerprints"] = {
-        {"denpexFinding/v1", finding_fingerprint(sig.id, safe(source_name(d, g.first)), g.first.line_no)}};
+        {"denpexFinding/v1", finding_fingerprint(sig.id, safe(d.source_name(g.first.source)), g.first.line_no)}};
     ordered_json props;
     props["unexplained"] = true;
     props["rank"] = opt_int(g.first.ctx.rank);

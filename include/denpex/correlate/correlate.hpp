@@ -206,6 +206,9 @@ struct Diagnosis {
   ClockFacts clocks;
   std::string clock_note;           // describe(clocks, assumed_year), kept for the printers
   int assumed_year = 0;
+
+  // The name of source `id`, "?" for an id this diagnosis does not hold.
+  [[nodiscard]] const std::string& source_name(std::uint32_t id) const;
 };
 
 struct CorrelateOptions {
