@@ -215,9 +215,7 @@ void sort_incidents(State& s, std::size_t best) {
 } // namespace
 
 void pass_choose(State& s) {
-  for (auto& e : s.d.episodes) {
-    e.incidents = 0;
-  }
+  // Episodes count the incidents that survived causality.
   for (auto& w : s.work) {
     if (!w.absorbed) {
       if (w.inc.episode) {

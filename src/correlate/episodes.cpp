@@ -66,7 +66,6 @@ std::vector<std::pair<std::int64_t, const ProgressMark*>> progress_cuts(const St
   return cuts;
 }
 
-
 std::map<std::uint32_t, std::vector<Point>> collect_points(const State& s) {
   std::map<std::uint32_t, std::vector<Point>> by_domain;
   for (std::size_t i = 0; i < s.work.size(); ++i) {
@@ -77,7 +76,7 @@ std::map<std::uint32_t, std::vector<Point>> collect_points(const State& s) {
   }
   for (const auto& r : s.records) {
     if (r.began && r.raised && !r.folded && s.cat.at(r.hit->signature).role == catalog::Role::symptom &&
-        r.hit->ctx.time.origin != context::Origin::neighbour) {
+        !borrowed_stamp(*r.hit)) {
       by_domain[r.began->domain].push_back(Point{r.began->t, r.stamp->t, std::nullopt});
     }
   }
@@ -131,7 +130,6 @@ void split_domain(State& s, std::uint32_t domain, const std::vector<Point>& poin
     }
     if (p.incident) {
       s.work[*p.incident].inc.episode = s.d.episodes.size() - 1;
-      ++e.incidents;
     }
   }
   if (s.d.episodes.size() > first_episode) {
@@ -151,7 +149,7 @@ void place_borrowed(State& s) {
     std::optional<std::int64_t> upper;
     for (const auto& r : s.records) {
       if (r.hit->source == w.inc.first.source && r.hit->line_no > w.inc.first.line_no && r.stamp &&
-          r.stamp->domain == w.first_time->domain && r.hit->ctx.time.origin != context::Origin::neighbour) {
+          r.stamp->domain == w.first_time->domain && !borrowed_stamp(*r.hit)) {
         upper = upper ? std::min(*upper, r.stamp->t) : r.stamp->t;
       }
     }
@@ -168,7 +166,6 @@ void place_borrowed(State& s) {
     }
     if (w.inc.episode) {
       const auto& ep = s.d.episodes[*w.inc.episode];
-      ++s.d.episodes[*w.inc.episode].incidents;
       if (ep.start_us && w.first_time->t < *ep.start_us) {
         w.first_time->t = *ep.start_us; // for ordering: not before its episode began
       }

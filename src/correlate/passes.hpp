@@ -87,6 +87,7 @@ void pass_symptoms_only(State& s);
 
 // A line without a stamp of its own took the nearest earlier one: it was
 // printed at or after that time (docs/correlator.md, "Episodes").
+inline bool borrowed_stamp(const Hit& h) { return h.ctx.time.origin == context::Origin::neighbour; }
 inline bool borrowed_stamp(const Work& w) { return w.inc.first.ctx.time.origin == context::Origin::neighbour; }
 
 // Shared helpers.
