@@ -119,14 +119,15 @@ std::string headline_of(const State& s, const Record& r) {
   return out;
 }
 
-Work new_incident(const State& s, const Record& r) {
+// An incident of entry `signature` first seen on record `r`.
+Work new_incident(const State& s, const Record& r, std::uint32_t signature, std::string headline) {
   Work w;
-  w.inc.signature = r.hit->signature;
-  w.inc.headline = headline_of(s, r);
+  w.inc.signature = signature;
+  w.inc.headline = std::move(headline);
   w.inc.first = evidence_of(r);
   w.inc.pci = r.pci;
   w.first_time = r.stamp;
-  const auto n = s.cat.at(r.hit->signature).signals.size();
+  const auto n = s.cat.at(signature).signals.size();
   for (std::uint32_t k = 0; k < n; ++k) {
     w.inc.signals.push_back(SignalStatus{k, 0, std::nullopt});
   }
@@ -143,11 +144,12 @@ void seed_incidents(State& s) {
     if (!is_cause(s, r) || !s.cat.at(r.hit->signature).signals[r.hit->signal].anchor) {
       continue;
     }
-    const auto key = std::make_tuple(r.hit->signature, r.pci, util::message_template(headline_of(s, r)));
+    auto headline = headline_of(s, r);
+    const auto key = std::make_tuple(r.hit->signature, r.pci, util::message_template(headline));
     auto it = by_key.find(key);
     if (it == by_key.end()) {
       it = by_key.emplace(key, s.work.size()).first;
-      s.work.push_back(new_incident(s, r));
+      s.work.push_back(new_incident(s, r, r.hit->signature, std::move(headline)));
     }
     Work& w = s.work[it->second];
     if (earlier_than(r, w.inc.first)) {
@@ -236,12 +238,7 @@ void seed_named_causes(State& s) {
     if (present) {
       continue;
     }
-    Work w = new_incident(s, r);
-    w.inc.signature = static_cast<std::uint32_t>(*id);
-    w.inc.signals.assign(s.cat.at(*id).signals.size(), SignalStatus{});
-    for (std::uint32_t k = 0; k < w.inc.signals.size(); ++k) {
-      w.inc.signals[k].signal = k;
-    }
+    Work w = new_incident(s, r, static_cast<std::uint32_t>(*id), {});
     w.inc.inferred_xid = named;
     if (!r.host.empty()) {
       w.inc.hosts.insert(r.host);
