@@ -5,6 +5,8 @@
 # JSON as the first (1 MiB, -j1, prefilter). ripgrep runs its cases under
 # every reader configuration the same way.
 set -u
+# shellcheck source=case_args.sh
+. "$(dirname "$0")/case_args.sh"
 bin=$1
 testdata=$2
 shopt -s nullglob
@@ -15,18 +17,8 @@ trap 'rm -rf "$out"' EXIT
 checked=0
 status=0
 for args_file in "${cases[@]}"; do
-  args=()
-  stdin=/dev/null
+  read_case_args "$args_file" "$testdata"
   skip=0
-  while IFS= read -r line || [ -n "$line" ]; do
-    [ -z "$line" ] && continue
-    line=${line//\{testdata\}/$testdata}
-    if [[ $line == stdin:* ]]; then
-      stdin=${line#stdin: }
-      continue
-    fi
-    args+=("$line")
-  done < "$args_file"
   [ "${args[0]:-}" = diagnose ] || continue
   # Keep the paths and the options that change the answer; the format is JSON.
   keep=()

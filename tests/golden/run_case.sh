@@ -10,17 +10,9 @@ args_file=$2
 testdata=$3
 dir=$(dirname "$args_file")
 variant=$(basename "$args_file" .args)
-args=()
-stdin=/dev/null
-while IFS= read -r line || [ -n "$line" ]; do
-  [ -z "$line" ] && continue
-  line=${line//\{testdata\}/$testdata}
-  if [[ $line == stdin:* ]]; then
-    stdin=${line#stdin: }
-    continue
-  fi
-  args+=("$line")
-done < "$args_file"
+# shellcheck source=case_args.sh
+. "$(dirname "$0")/case_args.sh"
+read_case_args "$args_file" "$testdata"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 (cd "$testdata" && NO_COLOR=1 COLUMNS=100 "$bin" "${args[@]}" < "$stdin" > "$out/stdout" 2> "$out/stderr")
