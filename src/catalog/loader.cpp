@@ -174,6 +174,13 @@ void parse_signals(Fields& top, const json& root, Signature& sig, const CatalogF
     if (auto a = f.boolean("anchor")) {
       sigl.anchor = *a;
     }
+    if (const auto lb = f.string("lookback", false); lb == "python-traceback") {
+      sigl.lookback = Signal::Lookback::python_traceback;
+    } else if (lb == "cxx-terminate") {
+      sigl.lookback = Signal::Lookback::cxx_terminate;
+    } else if (!lb.empty()) {
+      f.fail(ptr + "/lookback", "'" + lb + "' is not a look-back; expected python-traceback or cxx-terminate");
+    }
     f.reject_unknown();
     if (!sigl.id.empty() && !valid_id(sigl.id)) {
       f.fail(ptr + "/id", "'" + sigl.id + "' is not a kebab-case id");
@@ -378,9 +385,13 @@ static void parse_headline(Fields& f, Signature& sig) {
       f.fail("/headline", "unclosed '{'");
       return;
     }
-    const auto name = "(?P<" + sig.headline.substr(at + 1, end - at - 1) + ">";
-    const bool known = std::any_of(sig.signals.begin(), sig.signals.end(),
-                                   [&](const Signal& s) { return s.pattern.find(name) != std::string::npos; });
+    const auto capture = sig.headline.substr(at + 1, end - at - 1);
+    const auto name = "(?P<" + capture + ">";
+    // The cxx-terminate look-back adds `type` (the thrown type, read above the line).
+    const bool known = std::any_of(sig.signals.begin(), sig.signals.end(), [&](const Signal& s) {
+      return s.pattern.find(name) != std::string::npos ||
+             (capture == "type" && s.lookback == Signal::Lookback::cxx_terminate);
+    });
     if (!known) {
       f.fail("/headline", "'" + sig.headline.substr(at, end - at + 1) + "' is not a named capture of any signal");
     }

@@ -339,6 +339,7 @@ int run_diagnose(const CommonArgs& common, const DiagnoseArgs& args) {
   scan::ScanOptions so;
   so.jobs = args.jobs == 0 ? default_jobs() : args.jobs;
   so.findings_catalog = &*cat;
+  so.catalog = &*cat;
   so.reader.max_bytes = args.max_input_gib << 30;
   if (common.chunk_size != 0) {
     so.reader.buffer_size = common.chunk_size;

@@ -355,6 +355,19 @@ std::string normalize_pci(std::string_view s) {
   return out;
 }
 
+Prefix launcher_prefix(std::string_view line) {
+  LineContext ctx;
+  Prefix p;
+  p.body = strip_prefixes(line, ctx);
+  if (ctx.rank && ctx.rank->origin == Origin::prefix) {
+    p.rank = ctx.rank->value;
+  }
+  if (ctx.local_rank && ctx.local_rank->origin == Origin::prefix) {
+    p.local_rank = ctx.local_rank->value;
+  }
+  return p;
+}
+
 LineContext parse_line(std::string_view line) {
   LineContext ctx;
   const std::size_t body = strip_prefixes(line, ctx);

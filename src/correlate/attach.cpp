@@ -18,6 +18,10 @@ namespace {
 
 using catalog::Role;
 
+// A report this many lines above an incident's first line in the same file
+// can still belong to it (the line before an exception's message).
+constexpr std::uint64_t k_detail_lines = 10;
+
 std::optional<std::size_t> symptom_target(const State& s, const Record& r) {
   const auto& sig = s.cat.at(r.hit->signature);
   const auto& incs = s.d.incidents;
@@ -30,7 +34,15 @@ std::optional<std::size_t> symptom_target(const State& s, const Record& r) {
     }
     const bool timed = comparable(s.times[i], r.stamp);
     if (timed && s.times[i]->t > r.stamp->t + s.options.skew_us) {
-      continue; // the incident started after this report
+      // The incident started after this report, unless the report has no
+      // stamp of its own and sits right above the incident's line (the
+      // "terminate called" line above a what()): it was printed at or after
+      // its borrowed time.
+      const bool just_above = borrowed_stamp(*r.hit) && incs[i].first.source == r.hit->source &&
+                              r.hit->line_no + k_detail_lines >= incs[i].first.line_no;
+      if (!just_above) {
+        continue;
+      }
     }
     if (!target) {
       target = i;

@@ -166,6 +166,7 @@ std::size_t order(const State& s, const std::vector<std::size_t>& cand, Decision
 Confidence confidence_of(const State& s, const Incident& init, const Decision& dec) {
   switch (dec.rule) {
   case Rule::only_generic:
+  case Rule::upstream_symptom:
     return Confidence::low;
   case Rule::concurrent_most_specific:
   case Rule::earliest_in_file:
@@ -231,6 +232,11 @@ void pass_choose(State& s) {
   }
   auto choice = candidates(s);
   const auto best = order(s, choice.cand, choice.decision);
+  if (s.d.incidents[best].recovered) {
+    // Training went on past every cause: nothing here ended the run.
+    sort_incidents(s, best);
+    return;
+  }
   auto& init = s.d.incidents[best];
   choice.decision.candidates = choice.cand.size();
   choice.decision.episode = init.episode;

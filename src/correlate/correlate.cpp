@@ -117,6 +117,8 @@ std::string_view to_string(Rule r) {
     return "earliest-in-file";
   case Rule::priority_across_clocks:
     return "priority-across-clocks";
+  case Rule::upstream_symptom:
+    return "upstream-symptom";
   case Rule::only_generic:
     return "only-generic";
   }
@@ -168,6 +170,7 @@ Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const
   detail::pass_attach(s);
   detail::pass_missing(s);
   detail::pass_symptoms_only(s);
+  detail::pass_fallback(s);
   return d;
 }
 

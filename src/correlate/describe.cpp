@@ -71,6 +71,10 @@ std::string describe(const Decision& dec, const Diagnosis& d) {
   case Rule::priority_across_clocks:
     out = "clocks are not comparable across these lines: highest priority, then first in the input";
     break;
+  case Rule::upstream_symptom:
+    out = "no cause is in these logs: this is the earliest downstream report (a symptom), shown so the run has a "
+          "headline; the evidence that would name the cause is listed below";
+    break;
   case Rule::only_generic:
     out = "only generic reports were found (a wrapper such as an NCCL error code); the concrete cause is not in these "
           "logs";
@@ -150,6 +154,35 @@ std::string describe_inferred(const Incident& inc) {
   }
   return fmt::format("inferred: the Xid {} line itself is not in these logs; a later report names it as its cause",
                      inc.inferred_xid);
+}
+
+std::string describe_simultaneous(const Incident& inc) {
+  if (!inc.simultaneous) {
+    return {};
+  }
+  return fmt::format("raised by ranks {} at the same time: no single rank started it, so the cause is shared "
+                     "(configuration, code, input data or environment), not one host",
+                     format_ranks(std::vector<int>(inc.ranks.begin(), inc.ranks.end())));
+}
+
+std::string describe_chain(const Incident& inc, const Diagnosis& d) {
+  if (!inc.traceback || inc.traceback->chain.empty()) {
+    return {};
+  }
+  const auto& chain = inc.traceback->chain;
+  const auto& root = chain.front();
+  const auto& last = chain.back();
+  const std::string how = last.link == context::ChainLink::direct_cause ? "raised from" : "raised while handling";
+  if (chain.size() == 1) {
+    return fmt::format("{} {} ({}:{})", how, root.text, d.source_name(inc.first.source), root.line_no);
+  }
+  return fmt::format("{} {} ({}:{}); the chain of {} exceptions began with {} ({}:{})", how, last.text,
+                     d.source_name(inc.first.source), last.line_no, chain.size() + 1, root.text,
+                     d.source_name(inc.first.source), root.line_no);
+}
+
+std::string format_frame(const context::Frame& f) {
+  return f.function.empty() ? fmt::format("{}:{}", f.file, f.line) : fmt::format("{}:{} in {}", f.file, f.line, f.function);
 }
 
 std::string describe(const ClockFacts& clocks, int year) {

@@ -58,8 +58,15 @@ void fold_same_line(State& s) {
     int best = -1;
     std::size_t best_idx = 0;
     int best_other = -1; // a symptom on the line
+    std::shared_ptr<const context::Traceback> traceback;
     for (std::size_t k = i; k < j; ++k) {
-      const auto& r = s.records[order[k]];
+      if (s.records[order[k]].hit->traceback) {
+        traceback = s.records[order[k]].hit->traceback;
+      }
+    }
+    for (std::size_t k = i; k < j; ++k) {
+      auto& r = s.records[order[k]];
+      r.traceback = traceback;
       const auto& sig = s.cat.at(r.hit->signature);
       if (sig.role == Role::cause && r.raised && sig.priority > best) {
         best = sig.priority;
@@ -85,6 +92,43 @@ void fold_same_line(State& s) {
       }
     }
     i = j;
+  }
+}
+
+bool is_generic_evidence(const State& s, const Record& r) {
+  return !s.cat.at(r.hit->signature).headline.empty();
+}
+
+// An exception chain is one failure: its earlier exceptions fold into the
+// last one, which reports them (Incident::traceback->chain). When a
+// catalogued cause raised one of the earlier lines (a CUDA OOM handled and
+// re-raised as a RuntimeError), that cause stands and the generic final
+// exception folds instead.
+void fold_chains(State& s) {
+  std::map<std::pair<std::uint32_t, std::uint64_t>, std::vector<std::size_t>> at;
+  for (std::size_t i = 0; i < s.records.size(); ++i) {
+    if (s.cat.at(s.records[i].hit->signature).role == Role::cause && s.records[i].raised) {
+      at[{s.records[i].hit->source, s.records[i].hit->line_no}].push_back(i);
+    }
+  }
+  for (auto& r : s.records) {
+    if (!r.traceback || r.traceback->chain.empty() || r.folded || !is_generic_evidence(s, r)) {
+      continue;
+    }
+    for (const auto& link : r.traceback->chain) {
+      auto it = at.find({r.hit->source, link.line_no});
+      if (it == at.end()) {
+        continue;
+      }
+      for (const auto q : it->second) {
+        auto& earlier = s.records[q];
+        if (is_generic_evidence(s, earlier)) {
+          earlier.folded = true;
+        } else if (!earlier.folded) {
+          r.folded = true;
+        }
+      }
+    }
   }
 }
 
@@ -116,6 +160,10 @@ std::string headline_of(const State& s, const Record& r) {
     out += util::trim(capture(*r.hit, std::string_view(tpl).substr(i + 1, end - i - 1)));
     i = end;
   }
+  // "std::bad_alloc: std::bad_alloc": a message that only repeats the type.
+  if (const auto sep = out.find(": "); sep != std::string::npos && out.compare(sep + 2, std::string::npos, out, 0, sep) == 0) {
+    out.resize(sep);
+  }
   return out;
 }
 
@@ -126,6 +174,7 @@ Work new_incident(const State& s, const Record& r, std::uint32_t signature, std:
   w.inc.headline = std::move(headline);
   w.inc.first = evidence_of(r);
   w.inc.pci = r.pci;
+  w.inc.traceback = r.traceback;
   w.first_time = r.stamp;
   const auto n = s.cat.at(signature).signals.size();
   for (std::uint32_t k = 0; k < n; ++k) {
@@ -154,7 +203,16 @@ void seed_incidents(State& s) {
     Work& w = s.work[it->second];
     if (earlier_than(r, w.inc.first)) {
       w.inc.first = evidence_of(r);
+      w.inc.traceback = r.traceback;
       w.first_time = r.stamp;
+    }
+    if (r.stamp && !borrowed_stamp(*r.hit)) {
+      if (!w.own_earliest || (comparable(r.stamp, w.own_earliest) && r.stamp->t < w.own_earliest->t)) {
+        w.own_earliest = r.stamp;
+      }
+      if (!w.own_latest || (comparable(r.stamp, w.own_latest) && r.stamp->t > w.own_latest->t)) {
+        w.own_latest = r.stamp;
+      }
     }
     w.inc.count += r.hit->count;
     if (r.rank) {
@@ -164,6 +222,19 @@ void seed_incidents(State& s) {
       w.inc.hosts.insert(r.host);
     }
     record_signal(w, r);
+  }
+}
+
+// The same exception on several ranks at once (a configuration or code
+// error every rank hits): no rank started it. Without comparable stamps
+// there is no telling which rank was first either.
+void mark_simultaneous(State& s) {
+  for (auto& w : s.work) {
+    if (w.inc.ranks.size() < 2 || s.cat.at(w.inc.signature).headline.empty()) {
+      continue;
+    }
+    w.inc.simultaneous = !comparable(w.own_earliest, w.own_latest) ||
+                         w.own_latest->t - w.own_earliest->t <= s.options.skew_us;
   }
 }
 
@@ -255,7 +326,9 @@ void seed_named_causes(State& s) {
 void pass_fold(State& s) {
   mark_raised(s);
   fold_same_line(s);
+  fold_chains(s);
   seed_incidents(s);
+  mark_simultaneous(s);
   join_busless(s);
   add_supporting(s);
   seed_named_causes(s);

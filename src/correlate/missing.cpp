@@ -5,6 +5,8 @@
 // cause when the catalog has no entry for it.
 #include "passes.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace denpex::correlate::detail {
@@ -19,6 +21,15 @@ void pass_missing(State& s) {
                                           signal.description.empty() ? "not seen" : signal.description,
                                           signal.if_missing));
       }
+    }
+    // An exception with no traceback above it: where it was raised would
+    // sharpen it (the launcher kept only the last line, or stderr was cut).
+    const bool reads_traceback = std::any_of(sig.signals.begin(), sig.signals.end(), [](const catalog::Signal& sl) {
+      return sl.lookback == catalog::Signal::Lookback::python_traceback;
+    });
+    if (reads_traceback && !inc.traceback) {
+      inc.missing.push_back("the traceback above the exception (the frames that say where it was raised): the "
+                            "failing rank's whole stderr, or its torchelastic error file");
     }
     if (!inc.caused_by.empty() && !xid_entry(s.cat, inc.caused_by)) {
       inc.missing.push_back(fmt::format("the line names an earlier Xid {} as its cause; look for it in the node's "

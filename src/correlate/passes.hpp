@@ -13,9 +13,11 @@
 //   pass_attach       symptoms and context join incidents            attach.cpp
 //   pass_missing      evidence that would confirm each incident      missing.cpp
 //   pass_symptoms_only  with no cause: who is missing or behind      symptoms_only.cpp
+//   pass_fallback     with no cause: the most upstream report heads  fallback.cpp
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -52,13 +54,18 @@ struct Record {
   std::string host;
   std::string pci;
   bool raised = false; // its entry was raised (an anchor signal, required evidence seen)
-  bool folded = false; // a more specific cause on the same line took it
+  bool folded = false; // a more specific cause on the same line took it, or a later exception of its chain
+  std::shared_ptr<const context::Traceback> traceback; // of its line (whichever entry's hit read it)
 };
 
 // An incident while the passes build it.
 struct Work {
   Incident inc;
   Time first_time;
+  // The earliest and latest stamps its lines printed themselves (borrowed
+  // ones say little about when): how far apart its ranks raised it.
+  Time own_earliest;
+  Time own_latest;
   bool absorbed = false; // became another incident's collateral
 };
 
@@ -84,6 +91,7 @@ void pass_choose(State& s);
 void pass_attach(State& s);
 void pass_missing(State& s);
 void pass_symptoms_only(State& s);
+void pass_fallback(State& s);
 
 // A line without a stamp of its own took the nearest earlier one: it was
 // printed at or after that time (docs/correlator.md, "Episodes").

@@ -18,6 +18,26 @@ std::string incident_title(const correlate::Incident& inc, const catalog::Catalo
   return inc.headline.empty() ? cat.at(inc.signature).title : inc.headline;
 }
 
+std::vector<std::string> code_notes(const correlate::Diagnosis& d, const correlate::Incident& inc) {
+  std::vector<std::string> notes;
+  if (inc.traceback) {
+    const auto& tb = *inc.traceback;
+    if (const auto* f = tb.raising()) {
+      notes.push_back("raised at " + correlate::format_frame(*f));
+    }
+    if (const auto* u = tb.user_frame(); u != nullptr && u != tb.raising()) {
+      notes.push_back("called from " + correlate::format_frame(*u) + " (the innermost frame outside libraries)");
+    }
+    if (auto chain = correlate::describe_chain(inc, d); !chain.empty()) {
+      notes.push_back(std::move(chain));
+    }
+  }
+  if (auto together = correlate::describe_simultaneous(inc); !together.empty()) {
+    notes.push_back(std::move(together));
+  }
+  return notes;
+}
+
 std::string format_time(const correlate::Evidence& e) {
   if (e.time_us) {
     const std::int64_t us = *e.time_us;

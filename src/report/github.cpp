@@ -127,6 +127,9 @@ void print_github(std::ostream& out, const correlate::Diagnosis& d, const catalo
       msg += fmt::format(", {} host{}", inc.hosts.size(), inc.hosts.size() == 1 ? "" : "s");
     }
     msg += "\n";
+    for (const auto& note : code_notes(d, inc)) {
+      msg += util::escape_for_terminal(util::clip(note, 400)) + "\n";
+    }
     if (inc.initiating) {
       msg += fmt::format("decided by: {} (confidence: {})\n", correlate::describe(*inc.decision, d),
                          correlate::to_string(inc.confidence));

@@ -71,7 +71,7 @@ void print_json(std::ostream& out, const correlate::Diagnosis& d, const catalog:
   root["tool"] = {{"name", "denpex"}, {"version", run.version}, {"catalog_size", cat.size()}};
   ordered_json summary;
   summary["failures"] = d.incidents.size();
-  summary["initiating"] = d.incidents.empty() ? ordered_json(nullptr) : ordered_json(cat.at(d.incidents[0].signature).id);
+  summary["initiating"] = d.initiating() != nullptr ? ordered_json(cat.at(d.initiating()->signature).id) : ordered_json(nullptr);
   summary["sources"] = run.sources;
   summary["bytes"] = run.bytes;
   summary["lines"] = run.lines;
@@ -111,6 +111,8 @@ void print_json(std::ostream& out, const correlate::Diagnosis& d, const catalog:
     j["episode"] = inc.episode ? ordered_json(*inc.episode) : ordered_json(nullptr);
     const auto inferred = correlate::describe_inferred(inc);
     j["inferred"] = inferred.empty() ? ordered_json(nullptr) : ordered_json(inferred);
+    j["simultaneous"] = inc.simultaneous;
+    j["traceback"] = detail::traceback_json(d, inc);
     j["caused_by"] = inc.caused_by.empty() ? ordered_json(nullptr) : ordered_json("xid." + inc.caused_by);
     j["root_cause"] = sig.root_cause;
     ordered_json fix;

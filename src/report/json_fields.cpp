@@ -91,4 +91,46 @@ ordered_json signals_json(const correlate::Diagnosis& d, const catalog::Signatur
   return signals;
 }
 
+namespace {
+
+ordered_json frame_json(const context::Frame* f) {
+  if (f == nullptr) {
+    return nullptr;
+  }
+  ordered_json j;
+  j["file"] = safe(f->file);
+  j["line"] = f->line;
+  j["function"] = f->function.empty() ? ordered_json(nullptr) : ordered_json(safe(f->function));
+  return j;
+}
+
+} // namespace
+
+ordered_json traceback_json(const correlate::Diagnosis& d, const correlate::Incident& inc) {
+  if (!inc.traceback) {
+    return nullptr;
+  }
+  const auto& tb = *inc.traceback;
+  ordered_json j;
+  j["frame_count"] = tb.frame_count;
+  ordered_json frames = ordered_json::array();
+  for (const auto& f : tb.frames) {
+    frames.push_back(frame_json(&f));
+  }
+  j["frames"] = frames;
+  j["raising"] = frame_json(tb.raising());
+  j["user_frame"] = frame_json(tb.user_frame());
+  ordered_json chain = ordered_json::array();
+  for (const auto& c : tb.chain) {
+    ordered_json cj;
+    cj["text"] = safe(c.text);
+    cj["file"] = safe(d.source_name(inc.first.source));
+    cj["line"] = c.line_no;
+    cj["link"] = std::string(context::to_string(c.link));
+    chain.push_back(cj);
+  }
+  j["chain"] = chain;
+  return j;
+}
+
 } // namespace denpex::report::detail

@@ -34,4 +34,8 @@ ordered_json groups_json(const correlate::Diagnosis& d, const catalog::Catalog& 
 // An incident's signals: id, anchor, seen, count, first line.
 ordered_json signals_json(const correlate::Diagnosis& d, const catalog::Signature& sig, const correlate::Incident& inc);
 
+// The traceback above an exception: frames, where it was raised, the
+// innermost frame outside libraries, and the chain it ends (null without one).
+ordered_json traceback_json(const correlate::Diagnosis& d, const correlate::Incident& inc);
+
 } // namespace denpex::report::detail

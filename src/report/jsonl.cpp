@@ -138,7 +138,7 @@ void print_jsonl(std::ostream& out, const correlate::Diagnosis& d, const catalog
   auto j = header("summary", d, nullptr);
   j["tool"] = {{"name", "denpex"}, {"version", run.version}, {"catalog_size", cat.size()}};
   j["failures"] = d.incidents.size();
-  j["initiating"] = d.incidents.empty() ? ordered_json(nullptr) : ordered_json(cat.at(d.incidents[0].signature).id);
+  j["initiating"] = d.initiating() != nullptr ? ordered_json(cat.at(d.initiating()->signature).id) : ordered_json(nullptr);
   j["unexplained"] = d.unexplained.size();
   j["sources"] = run.sources;
   j["bytes"] = run.bytes;

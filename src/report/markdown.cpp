@@ -222,6 +222,12 @@ void print_incident(std::ostream& out, const correlate::Diagnosis& d, const cata
     seen += fmt::format(", {} host{}", inc.hosts.size(), inc.hosts.size() == 1 ? "" : "s");
   }
   out << "**Seen:** " << seen << "\n\n";
+  for (const auto& note : code_notes(d, inc)) {
+    out << "- " << md_log(note) << "\n";
+  }
+  if (inc.traceback || inc.simultaneous) {
+    out << "\n";
+  }
   if (!inc.caused_by.empty()) {
     out << "The line says it was caused by an earlier Xid " << md_log(inc.caused_by) << ".\n\n";
   }
@@ -246,7 +252,7 @@ void print_incident(std::ostream& out, const correlate::Diagnosis& d, const cata
   fenced(out, "sh", fix_lines);
   out << "**Verify.** " << md_text(sig.verify.summary) << "\n\n";
   fenced(out, "sh", sig.verify.commands);
-  if (sig.signals.size() > 1) {
+  if (sig.signals.size() > 1 && sig.headline.empty()) {
     out << "**Evidence**\n\n";
     for (const auto& s : inc.signals) {
       const auto& sg = sig.signals[s.signal];

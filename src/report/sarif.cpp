@@ -198,6 +198,63 @@ std::string finding_fingerprint(std::string_view signature_id, std::string_view 
   return fmt::format("{:016x}", h);
 }
 
+namespace {
+
+// The Python traceback as a SARIF stack, innermost frame first; frame files
+// are the program's own paths, not the log's.
+ordered_json stacks(const context::Traceback& tb) {
+  ordered_json frames = ordered_json::array();
+  for (auto it = tb.frames.rbegin(); it != tb.frames.rend(); ++it) {
+    ordered_json loc;
+    loc["physicalLocation"] = {{"artifactLocation", {{"uri", safe(it->file)}}},
+                               {"region", {{"startLine", std::max(it->line, 1)}}}};
+    if (!it->function.empty()) {
+      loc["message"] = {{"text", safe(it->function)}};
+    }
+    frames.push_back({{"location", loc}});
+  }
+  ordered_json stack;
+  stack["message"] = {{"text", fmt::format("Python traceback ({} frames, {} shown)", tb.frame_count, tb.frames.size())}};
+  stack["frames"] = frames;
+  return ordered_json::array({stack});
+}
+
+// The result properties of one incident: who, how sure, how often, and where
+// in the code.
+ordered_json incident_properties(const correlate::Diagnosis& d, const catalog::Catalog& cat, const correlate::Incident& inc) {
+  const auto& sig = cat.at(inc.signature);
+  ordered_json props;
+  props["initiating"] = inc.initiating;
+  props["rank"] = opt_int(inc.first.ctx.rank);
+  props["host"] = inc.first.ctx.host ? ordered_json(safe(inc.first.ctx.host->value)) : ordered_json(nullptr);
+  props["confidence"] =
+      inc.initiating ? ordered_json(std::string(correlate::to_string(inc.confidence))) : ordered_json(nullptr);
+  props["rule"] = inc.decision ? ordered_json(correlate::describe(*inc.decision, d)) : ordered_json(nullptr);
+  props["rule_id"] = inc.decision ? ordered_json(std::string(correlate::to_string(inc.decision->rule))) : ordered_json(nullptr);
+  props["severity"] = std::string(catalog::to_string(sig.severity));
+  props["count"] = inc.count;
+  props["ranks"] = std::vector<int>(inc.ranks.begin(), inc.ranks.end());
+  std::vector<std::string> hosts;
+  for (const auto& h : inc.hosts) {
+    hosts.push_back(safe(h));
+  }
+  props["hosts"] = hosts;
+  props["gpu"] = opt_int(inc.first.ctx.gpu);
+  props["pci"] = inc.pci.empty() ? ordered_json(nullptr) : ordered_json(inc.pci);
+  const auto t = format_time(inc.first);
+  props["time"] = t.empty() ? ordered_json(nullptr) : ordered_json(t);
+  props["missing"] = inc.missing;
+  props["simultaneous"] = inc.simultaneous;
+  std::vector<std::string> notes;
+  for (const auto& n : code_notes(d, inc)) {
+    notes.push_back(safe(n));
+  }
+  props["code"] = notes;
+  return props;
+}
+
+} // namespace
+
 void print_sarif(std::ostream& out, const correlate::Diagnosis& d, const catalog::Catalog& cat, const RunInfo& run) {
   // Rules: each entry that appears in a result, in order of first appearance.
   std::map<std::uint32_t, std::size_t> rule_index;
@@ -219,6 +276,9 @@ void print_sarif(std::ostream& out, const correlate::Diagnosis& d, const catalog
     r["level"] = sarif_level(sig.severity);
     r["message"] = {{"text", fmt::format("{} — {}", safe(incident_title(inc, cat)), sig.fix.summary)}};
     r["locations"] = locations(physical_location(d, inc.first, true));
+    if (inc.traceback && !inc.traceback->frames.empty()) {
+      r["stacks"] = stacks(*inc.traceback);
+    }
     ordered_json related = ordered_json::array();
     int next_id = 1;
     for (const auto& g : inc.collateral) {
@@ -232,28 +292,7 @@ void print_sarif(std::ostream& out, const correlate::Diagnosis& d, const catalog
     }
     const auto& file = d.source_name(inc.first.source);
     r["partialFingerprints"] = {{"denpexFinding/v1", finding_fingerprint(sig.id, safe(file), inc.first.line_no)}};
-    ordered_json props;
-    props["initiating"] = inc.initiating;
-    props["rank"] = opt_int(inc.first.ctx.rank);
-    props["host"] = inc.first.ctx.host ? ordered_json(safe(inc.first.ctx.host->value)) : ordered_json(nullptr);
-    props["confidence"] =
-        inc.initiating ? ordered_json(std::string(correlate::to_string(inc.confidence))) : ordered_json(nullptr);
-    props["rule"] = inc.decision ? ordered_json(correlate::describe(*inc.decision, d)) : ordered_json(nullptr);
-    props["rule_id"] = inc.decision ? ordered_json(std::string(correlate::to_string(inc.decision->rule))) : ordered_json(nullptr);
-    props["severity"] = std::string(catalog::to_string(sig.severity));
-    props["count"] = inc.count;
-    props["ranks"] = std::vector<int>(inc.ranks.begin(), inc.ranks.end());
-    std::vector<std::string> hosts;
-    for (const auto& h : inc.hosts) {
-      hosts.push_back(safe(h));
-    }
-    props["hosts"] = hosts;
-    props["gpu"] = opt_int(inc.first.ctx.gpu);
-    props["pci"] = inc.pci.empty() ? ordered_json(nullptr) : ordered_json(inc.pci);
-    const auto t = format_time(inc.first);
-    props["time"] = t.empty() ? ordered_json(nullptr) : ordered_json(t);
-    props["missing"] = inc.missing;
-    r["properties"] = props;
+    r["properties"] = incident_properties(d, cat, inc);
     results.push_back(r);
   }
   for (const auto& g : d.unexplained) {
@@ -304,7 +343,7 @@ void print_sarif(std::ostream& out, const correlate::Diagnosis& d, const catalog
   run_props["schema_version"] = k_json_schema_version;
   run_props["catalog_size"] = cat.size();
   run_props["initiating"] =
-      d.incidents.empty() ? ordered_json(nullptr) : ordered_json(cat.at(d.incidents.front().signature).id);
+      d.initiating() != nullptr ? ordered_json(cat.at(d.initiating()->signature).id) : ordered_json(nullptr);
   run_props["sources"] = run.sources;
   run_props["bytes"] = run.bytes;
   run_props["lines"] = run.lines;

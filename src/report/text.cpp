@@ -64,9 +64,12 @@ std::string wrap(std::string_view text, std::size_t width, std::string_view inde
 }
 
 
-std::string who(const Evidence& e) {
+// Who printed a line; `ranks` replaces its rank when several raised it at once.
+std::string who(const Evidence& e, const std::set<int>* ranks = nullptr) {
   std::vector<std::string> parts;
-  if (e.ctx.rank) {
+  if (ranks != nullptr) {
+    parts.push_back(fmt::format("ranks {} (together)", format_ranks(*ranks)));
+  } else if (e.ctx.rank) {
     parts.push_back(fmt::format("rank {}", e.ctx.rank->value));
   }
   if (e.ctx.local_rank && !e.ctx.rank) {
@@ -90,10 +93,43 @@ std::string who(const Evidence& e) {
   return out;
 }
 
+// Where in the code: the frame that raised it, the caller's own innermost
+// frame when that is elsewhere, and the exception chain it ends.
+void print_code_location(std::ostream& out, const correlate::Diagnosis& d, const Incident& inc) {
+  if (!inc.traceback) {
+    return;
+  }
+  const auto& tb = *inc.traceback;
+  if (const auto* f = tb.raising()) {
+    out << "  raised   " << util::escape_for_terminal(correlate::format_frame(*f)) << "\n";
+  }
+  if (const auto* u = tb.user_frame(); u != nullptr && u != tb.raising()) {
+    out << "  code     " << util::escape_for_terminal(correlate::format_frame(*u)) << "\n";
+  }
+  if (auto chain = correlate::describe_chain(inc, d); !chain.empty()) {
+    out << "  chain    " << util::escape_for_terminal(util::clip(chain, 400)) << "\n";
+  }
+}
+
+void print_traceback(std::ostream& out, const context::Traceback& tb, const Style& st) {
+  out << "\n  " << st("1", fmt::format("Traceback ({} frame{}, innermost last)", tb.frame_count, tb.frame_count == 1 ? "" : "s"))
+      << "\n";
+  const bool cut = tb.frame_count > tb.frames.size();
+  for (std::size_t i = 0; i < tb.frames.size(); ++i) {
+    if (cut && i == context::Traceback::k_head) {
+      out << fmt::format("    ... {} frames ...\n", tb.frame_count - tb.frames.size());
+    }
+    out << "    " << util::escape_for_terminal(correlate::format_frame(tb.frames[i])) << "\n";
+  }
+}
+
 void print_incident(std::ostream& out, const correlate::Diagnosis& d, const catalog::Catalog& cat, const Incident& inc,
                     std::size_t number, const TextOptions& o, const Style& st) {
   const auto& sig = cat.at(inc.signature);
-  const std::string head = inc.initiating ? "INITIATING FAILURE" : fmt::format("INCIDENT {}", number);
+  const bool symptom_head = inc.decision && inc.decision->rule == correlate::Rule::upstream_symptom;
+  const std::string head = symptom_head    ? "FIRST REPORT OF THE FAILURE (no cause in these logs)"
+                           : inc.initiating ? "INITIATING FAILURE"
+                                            : fmt::format("INCIDENT {}", number);
   out << st("1", head) << "  " << st(severity_color(sig.severity), fmt::format("[{}]", catalog::to_string(sig.severity)))
       << " " << sig.id << "\n";
   out << "  " << st("1", util::escape_for_terminal(util::clip(incident_title(inc, cat), 300))) << "\n";
@@ -101,7 +137,7 @@ void print_incident(std::ostream& out, const correlate::Diagnosis& d, const cata
     out << "  kind     " << sig.title << "\n";
   }
   out << "  where    " << util::escape_for_terminal(location(d, inc.first));
-  if (auto w = who(inc.first); !w.empty()) {
+  if (auto w = who(inc.first, inc.simultaneous ? &inc.ranks : nullptr); !w.empty()) {
     out << "  " << w;
   }
   out << "\n";
@@ -109,6 +145,7 @@ void print_incident(std::ostream& out, const correlate::Diagnosis& d, const cata
     out << "  when     " << t << "\n";
   }
   out << "  line     " << util::escape_for_terminal(util::clip(util::trim(inc.first.text), 300)) << "\n";
+  print_code_location(out, d, inc);
   std::string seen = fmt::format("{} line{}", inc.count, inc.count == 1 ? "" : "s");
   if (!inc.ranks.empty()) {
     seen += fmt::format(", rank{} {}", inc.ranks.size() == 1 ? "" : "s", format_ranks(inc.ranks));
@@ -120,11 +157,14 @@ void print_incident(std::ostream& out, const correlate::Diagnosis& d, const cata
   if (inc.initiating) {
     out << "  decided  " << correlate::describe(*inc.decision, d) << " (confidence: " << correlate::to_string(inc.confidence) << ")\n";
   }
-  for (const auto& note : {correlate::describe_recovered(inc, d), correlate::describe_earlier_episode(inc, d),
-                           correlate::describe_inferred(inc)}) {
+  for (const auto& note : {correlate::describe_simultaneous(inc), correlate::describe_recovered(inc, d),
+                           correlate::describe_earlier_episode(inc, d), correlate::describe_inferred(inc)}) {
     if (!note.empty()) {
       out << "  note     " << util::escape_for_terminal(note) << "\n";
     }
+  }
+  if (symptom_head && d.inference) {
+    out << "  suspect  " << util::escape_for_terminal(correlate::summary(*d.inference)) << "\n";
   }
   if (!inc.caused_by.empty()) {
     out << "  note     the line says it was caused by an earlier Xid " << inc.caused_by << "\n";
@@ -144,7 +184,10 @@ void print_incident(std::ostream& out, const correlate::Diagnosis& d, const cata
   for (const auto& c : sig.verify.commands) {
     out << "    $ " << c << "\n";
   }
-  if (sig.signals.size() > 1) {
+  if (inc.traceback && !inc.traceback->frames.empty()) {
+    print_traceback(out, *inc.traceback, st);
+  }
+  if (sig.signals.size() > 1 && sig.headline.empty()) {
     out << "\n  " << st("1", "Evidence") << "\n";
     for (const auto& s : inc.signals) {
       const auto& sg = sig.signals[s.signal];
@@ -200,6 +243,8 @@ void print_text(std::ostream& out, const correlate::Diagnosis& d, const catalog:
   std::string summary;
   if (n == 0) {
     summary = "no known failure signature found";
+  } else if (d.incidents[0].decision && d.incidents[0].decision->rule == correlate::Rule::upstream_symptom) {
+    summary = "the run failed; only downstream reports of the failure are in these logs";
   } else if (n - past == 1) {
     summary = "1 failure diagnosed";
   } else if (n == recovered) {
@@ -236,7 +281,8 @@ void print_text(std::ostream& out, const correlate::Diagnosis& d, const catalog:
     out << "\n";
   }
   if (!d.unexplained.empty()) {
-    out << st("1", n == 0 ? "REPORTS (downstream symptoms; their cause is not in these logs)" : "UNEXPLAINED REPORTS") << "\n";
+    const bool no_cause = n == 0 || (d.incidents[0].decision && d.incidents[0].decision->rule == correlate::Rule::upstream_symptom);
+    out << st("1", no_cause ? "OTHER REPORTS (downstream symptoms; their cause is not in these logs)" : "UNEXPLAINED REPORTS") << "\n";
     out << fmt::format("  {:<42} {:>6}  {:<14} {}\n", "SIGNATURE", "COUNT", "RANKS", "FIRST SEEN");
     for (const auto& g : d.unexplained) {
       out << fmt::format("  {:<42} {:>6}  {:<14} {}\n", cat.at(g.signature).id, g.count, format_ranks(g.ranks),

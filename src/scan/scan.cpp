@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include <denpex/context/context.hpp>
+#include <denpex/context/traceback.hpp>
 #include <denpex/util/strings.hpp>
 
 namespace denpex::scan {
@@ -390,12 +391,18 @@ public:
     for (const auto& c : *ev.captures) {
       hit.captures.emplace_back(std::string(c.name), std::string(util::clip(c.value, 256)));
     }
+    read_above(ev, hit);
     const int rank = hit.ctx.rank ? hit.ctx.rank->value : -1;
     std::string gpu = hit.ctx.pci ? hit.ctx.pci->value : "";
     for (const auto& [k, v] : hit.captures) {
       if (k == "pci") {
         gpu = context::normalize_pci(v);
       }
+    }
+    // Generic evidence is kept per distinct message (numbers masked): a
+    // rank's fatal exception is never folded into the recovered ones before it.
+    if (m_options.catalog != nullptr && !m_options.catalog->at(ev.signature).headline.empty()) {
+      gpu = util::message_template(ev.line.substr(std::min(ev.match_pos, ev.line.size())));
     }
     Key key{ev.signature, ev.signal, m_source, rank, gpu};
     if (m_on_hit) {
@@ -419,7 +426,36 @@ public:
 
   std::function<void(const correlate::Hit&)> m_on_hit;
 
+  void end_chunk(std::string_view chunk) {
+    if (m_options.catalog != nullptr) {
+      m_above.end_chunk(chunk);
+    }
+  }
+
 private:
+  // What the signal wants read above its line: the traceback an exception
+  // line ends, or the type a C++ what() line was thrown as (a capture).
+  void read_above(const matcher::MatchEvent& ev, correlate::Hit& hit) {
+    if (m_options.catalog == nullptr) {
+      return;
+    }
+    using Lookback = catalog::Signal::Lookback;
+    switch (m_options.catalog->at(ev.signature).signals[ev.signal].lookback) {
+    case Lookback::none:
+      break;
+    case Lookback::python_traceback:
+      if (auto tb = m_above.ending_at(ev.chunk, ev.line_pos, ev.line_no)) {
+        hit.traceback = std::make_shared<const context::Traceback>(std::move(*tb));
+      }
+      break;
+    case Lookback::cxx_terminate:
+      // Without the "terminate called" line above it, the type is unknown.
+      hit.captures.emplace_back("type", m_above.thrown_type(ev.chunk, ev.line_pos).value_or("uncaught C++ exception"));
+      break;
+    }
+  }
+
+  context::TracebackReader m_above;
   UnitResult& m_out;
   std::uint32_t m_source;
   context::SourceContext& m_ctx;
@@ -465,6 +501,7 @@ void scan_unit(source::InputOpener& opener, const source::InputUnit& unit, const
                                                out.error_lines);
       }
       ctx.end_chunk(chunk.text);
+      sink.end_chunk(chunk.text);
       if (options.bytes_done != nullptr) {
         options.bytes_done->fetch_add(chunk.text.size(), std::memory_order_relaxed);
       }

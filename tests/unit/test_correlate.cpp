@@ -160,10 +160,15 @@ TEST_CASE("correlate: symptom-only timeouts name the rank that never reported", 
     hits.push_back(h);
   }
   const auto d = denpex::correlate::correlate(hits, {SourceRef{"train.log", {}}}, cat);
-  REQUIRE(d.incidents.empty());
   REQUIRE(d.inference);
   CHECK(d.inference->world_size == 8);
   CHECK(d.inference->missing_ranks == std::vector<int>{3});
+  // A failed run always has a headline: the first report, marked as a symptom.
+  REQUIRE(d.incidents.size() == 1);
+  CHECK(d.incidents[0].initiating);
+  CHECK(d.incidents[0].decision->rule == denpex::correlate::Rule::upstream_symptom);
+  CHECK(d.incidents[0].confidence == denpex::correlate::Confidence::low);
+  CHECK(d.unexplained.empty());
 }
 
 // --- Correlator v2 passes (#13) ---
@@ -265,4 +270,105 @@ TEST_CASE("r13_describe: decisions are worded from their facts", "[correlate][de
         "the only cause in the logs; generic announcements were not considered; causes that training recovered from "
         "were not considered");
   CHECK(denpex::correlate::to_string(denpex::correlate::Rule::concurrent_most_specific) == "concurrent-most-specific");
+}
+
+// --- Generic evidence (#14) ---
+
+namespace {
+
+json headline_entry(const std::string& id, int priority, std::vector<std::string> explains = {}) {
+  json e = entry(id, "cause", priority, std::move(explains));
+  e["headline"] = "{type}: {message}";
+  e["signals"] = json::array({json{{"id", "s"}, {"pattern", "(?P<type>x): (?P<message>y)"}}});
+  return e;
+}
+
+Hit exception(const Catalog& cat, const std::string& id, std::uint64_t line, int minute, int rank, const std::string& type,
+              const std::string& message) {
+  auto h = hit(cat, id, 0, line, 2024, 11, 29, 18, minute, rank);
+  h.captures = {{"type", type}, {"message", message}};
+  return h;
+}
+
+} // namespace
+
+TEST_CASE("r14: the first rank's exception heads the run and explains the others' timeouts", "[correlate][generic]") {
+  const auto cat = make_catalog({entry("t.timeout", "symptom", 20), headline_entry("t.exc", 34, {"t.timeout"})});
+  std::vector<Hit> hits{exception(cat, "t.exc", 1, 0, 3, "FileNotFoundError", "No such file: shard_17")};
+  for (int r : {0, 1, 2}) {
+    hits.push_back(hit(cat, "t.timeout", 0, 2 + static_cast<std::uint64_t>(r), 2024, 11, 29, 18, 10, r));
+  }
+  const auto d = denpex::correlate::correlate(hits, {SourceRef{"train.log", {}}}, cat);
+  REQUIRE(d.incidents.size() == 1);
+  CHECK(d.incidents[0].headline == "FileNotFoundError: No such file: shard_17");
+  CHECK(d.incidents[0].initiating);
+  CHECK_FALSE(d.incidents[0].simultaneous);
+  CHECK(d.incidents[0].confidence == denpex::correlate::Confidence::medium);
+  REQUIRE(d.incidents[0].collateral.size() == 1);
+  CHECK(d.incidents[0].collateral[0].ranks.size() == 3);
+}
+
+TEST_CASE("r14: the same exception on every rank at once claims no first rank", "[correlate][generic]") {
+  const auto cat = make_catalog({headline_entry("t.exc", 34)});
+  std::vector<Hit> hits;
+  for (int r = 0; r < 4; ++r) {
+    hits.push_back(exception(cat, "t.exc", 1 + static_cast<std::uint64_t>(r), 0, r, "ValueError", "heads (40) % tp (6)"));
+  }
+  auto d = denpex::correlate::correlate(hits, {SourceRef{"train.log", {}}}, cat);
+  REQUIRE(d.incidents.size() == 1);
+  CHECK(d.incidents[0].simultaneous);
+  CHECK(d.incidents[0].ranks.size() == 4);
+  CHECK(denpex::correlate::describe_simultaneous(d.incidents[0]).find("ranks 0-3") != std::string::npos);
+
+  // Minutes apart: rank 2 was first.
+  hits[2].ctx.time.wall.minute = 0;
+  for (auto k : {0, 1, 3}) {
+    hits[static_cast<std::size_t>(k)].ctx.time.wall.minute = 5;
+  }
+  d = denpex::correlate::correlate(hits, {SourceRef{"train.log", {}}}, cat);
+  REQUIRE(d.incidents.size() == 1);
+  CHECK_FALSE(d.incidents[0].simultaneous);
+  REQUIRE(d.incidents[0].first.ctx.rank);
+  CHECK(d.incidents[0].first.ctx.rank->value == 2);
+}
+
+TEST_CASE("r14: an exception chain is one incident named by its last exception", "[correlate][generic]") {
+  const auto cat = make_catalog({headline_entry("t.exc", 34)});
+  auto root = exception(cat, "t.exc", 9, 0, 1, "KeyError", "'model.layers.0.weight'");
+  auto last = exception(cat, "t.exc", 18, 0, 1, "RuntimeError", "Error(s) in loading state_dict");
+  auto tb = std::make_shared<denpex::context::Traceback>();
+  tb->frames = {{"/workspace/train.py", 231, "<module>"}, {"/usr/lib/python3/dist-packages/torch/nn/modules/module.py", 2152, "load_state_dict"}};
+  tb->frame_count = 2;
+  tb->chain = {{"KeyError: 'model.layers.0.weight'", 9, denpex::context::ChainLink::during_handling}};
+  last.traceback = tb;
+  const auto d = denpex::correlate::correlate({root, last}, {SourceRef{"train.log", {}}}, cat);
+  REQUIRE(d.incidents.size() == 1);
+  CHECK(d.incidents[0].headline == "RuntimeError: Error(s) in loading state_dict");
+  REQUIRE(d.incidents[0].traceback);
+  CHECK(d.incidents[0].traceback->user_frame()->file == "/workspace/train.py");
+  CHECK(denpex::correlate::describe_chain(d.incidents[0], d) ==
+        "raised while handling KeyError: 'model.layers.0.weight' (train.log:9)");
+}
+
+TEST_CASE("r14: a catalogued cause beats generic evidence; an exception the run continued past initiates nothing",
+          "[correlate][generic]") {
+  const auto cat = make_catalog({headline_entry("t.exc", 34), entry("t.oom", "cause", 60)});
+  const auto d = denpex::correlate::correlate(
+      {exception(cat, "t.exc", 1, 0, 0, "ValueError", "bad"), hit(cat, "t.oom", 0, 5, 2024, 11, 29, 18, 1, 1)},
+      {SourceRef{"train.log", {}}}, cat);
+  REQUIRE(d.incidents.size() == 2);
+  CHECK(cat.at(d.incidents[0].signature).id == "t.oom");
+  CHECK(d.incidents[0].decision->generic_skipped == 1);
+
+  denpex::correlate::ProgressMark later;
+  later.source = 0;
+  later.line_no = 9;
+  later.time.kind = denpex::context::ClockKind::wall;
+  later.time.wall = denpex::context::WallTime{2024, 11, 29, 19, 30, 0, 0, std::nullopt};
+  const auto r = denpex::correlate::correlate({exception(cat, "t.exc", 1, 0, 0, "ValueError", "bad")},
+                                              {SourceRef{"train.log", {}}}, cat, {}, {later});
+  REQUIRE(r.incidents.size() == 1);
+  CHECK(r.incidents[0].recovered);
+  CHECK_FALSE(r.incidents[0].initiating);
+  CHECK(r.initiating() == nullptr);
 }

@@ -38,6 +38,9 @@ struct Signal {
   std::string description;
   std::string if_missing;  // the evidence to look for when this signal is absent
   bool anchor = true;      // false: never raises the entry alone
+  // What to read above a matched line (context/traceback.hpp): the Python
+  // traceback it ends, or the C++ "terminate called" line naming its type.
+  enum class Lookback { none, python_traceback, cxx_terminate } lookback = Lookback::none;
 };
 
 struct Example {

@@ -74,6 +74,16 @@ struct LineContext {
 // "0000:3b:00"; returns "" if `s` is not one.
 std::string normalize_pci(std::string_view s);
 
+// The launcher prefixes stacked at the start of `line` ("[rank3]:",
+// "[1,3]<stderr>:", "3: "): the rank they name and where the message begins.
+// Cheap (no timestamp parsing): for looking at many neighbouring lines.
+struct Prefix {
+  std::optional<int> rank;
+  std::optional<int> local_rank;
+  std::size_t body = 0;
+};
+Prefix launcher_prefix(std::string_view line);
+
 // Context of the line itself: prefixes ([rank3]:, [1,3]<stderr>:, "3: ",
 // "host: "), c10d's [Rank N], NCCL's host:pid:tid [dev], syslog hosts, NVRM
 // bus ids, and its timestamp.

@@ -5,7 +5,7 @@
 // over one shared state (src/correlate/passes.hpp; docs/correlator.md):
 //
 //   clocks -> identity -> fold -> episodes -> causality -> choose
-//          -> attach -> missing facts -> symptoms only
+//          -> attach -> missing facts -> symptoms only -> fallback
 //
 // Decisions are data: an initiating incident carries a Decision (an
 // enumerated rule and the facts it used); describe.hpp turns decisions into
@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -22,6 +23,7 @@
 
 #include <denpex/catalog/catalog.hpp>
 #include <denpex/context/context.hpp>
+#include <denpex/context/traceback.hpp>
 
 namespace denpex::correlate {
 
@@ -36,6 +38,8 @@ struct Hit {
   context::LineContext ctx;
   std::uint64_t count = 1;        // this hit plus the repeats folded into it
   std::uint64_t last_line_no = 0; // of the last folded repeat
+  // An exception line: the traceback printed above it (frames, chain).
+  std::shared_ptr<const context::Traceback> traceback;
 };
 
 struct SourceRef {
@@ -79,6 +83,7 @@ enum class Rule {
   earliest_in_file,         // one file without comparable stamps: line order
   priority_across_clocks,   // clocks not comparable: priority, then input order
   only_generic,             // only wrappers (priority <= 30) were found
+  upstream_symptom,         // no cause at all: the earliest error-level downstream report heads the diagnosis
 };
 std::string_view to_string(Rule r); // "earliest-by-time", ...
 
@@ -138,6 +143,10 @@ struct Incident {
   std::optional<std::size_t> episode;      // index into Diagnosis::episodes
   std::optional<ProgressRef> recovered;    // training progressed after it: not the cause of the crash
   bool earlier_episode = false;            // a later failure episode ended the run
+  // Generic evidence raised by several ranks within the skew window (or
+  // with no clock to tell them apart): no rank started it.
+  bool simultaneous = false;
+  std::shared_ptr<const context::Traceback> traceback; // above the first line: frames and chain
   std::string caused_by;                   // the line itself names an earlier cause (an Xid number)
   std::string inferred_xid;                // set when no line of the cause itself was seen: the Xid a report named
 };
@@ -209,6 +218,11 @@ struct Diagnosis {
 
   // The name of source `id`, "?" for an id this diagnosis does not hold.
   [[nodiscard]] const std::string& source_name(std::uint32_t id) const;
+  // The initiating incident (always the first), or null when there is none:
+  // nothing was found, or the run recovered from everything that was.
+  [[nodiscard]] const Incident* initiating() const {
+    return !incidents.empty() && incidents.front().initiating ? &incidents.front() : nullptr;
+  }
 };
 
 struct CorrelateOptions {

@@ -25,6 +25,16 @@ std::string describe_earlier_episode(const Incident& inc, const Diagnosis& d);
 // "inferred: the Xid 149 line itself is not in these logs; ..." or empty.
 std::string describe_inferred(const Incident& inc);
 
+// Generic evidence raised by several ranks at once: "raised by ranks 0-7
+// at the same time: no single rank started it; ...", or empty.
+std::string describe_simultaneous(const Incident& inc);
+// An exception raised while handling (or from) an earlier one: "raised
+// while handling KeyError: 'x' (train.log:9), the first exception of its
+// chain", or empty.
+std::string describe_chain(const Incident& inc, const Diagnosis& d);
+// "/workspace/model.py:88 in build"
+std::string format_frame(const context::Frame& f);
+
 // "episode 2 of 2 (began after 72 min of quiet at 2024-11-29 06:14:00 UTC; ended the run)"
 std::string describe(const Episode& e, std::size_t index, const Diagnosis& d);
 

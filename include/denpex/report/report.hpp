@@ -47,6 +47,11 @@ std::string location(const correlate::Diagnosis& d, const correlate::Evidence& e
 // What to call an incident: generic evidence by its own words (its filled
 // headline, raw log text: escape it for the output), else the entry's title.
 std::string incident_title(const correlate::Incident& inc, const catalog::Catalog& cat);
+// Where in the code and who, for generic evidence: "raised at FILE:LINE in
+// FUNC", "in the caller's code at ...", the exception chain, "raised by
+// ranks 0-7 at the same time ...". Raw log text: escape it for the output.
+std::vector<std::string> code_notes(const correlate::Diagnosis& d, const correlate::Incident& inc);
+
 // "2024-11-29 17:59:58.123" (UTC-as-local), "+12345.678901s since boot", or "".
 std::string format_time(const correlate::Evidence& e);
 // A stamp as printed (no year inference): "11-29 17:59:58.000", "2024-11-29 ...Z".

@@ -22,6 +22,11 @@ struct ScanOptions {
   source::ReaderOptions reader;
   unsigned jobs = 1;                    // threads over input units
   std::size_t keep_per_key = 4;         // hits kept per (entry, signal, source, rank, GPU); the rest are counted
+  // The catalog the matcher was compiled from, when set: generic evidence
+  // (entries with a headline) is kept per distinct message rather than per
+  // signal, and signals with a look-back read the traceback or the thrown
+  // type above their line (context/traceback.hpp).
+  const catalog::Catalog* catalog = nullptr;
   std::size_t max_line_copy = 2048;     // bytes of a matched line kept for the report
   std::size_t error_samples = 64;       // error-looking lines sampled per source (0 = off)
   // When set, a source that is denpex's own `--format jsonl` output is read as

@@ -1,0 +1,269 @@
+// The look-back above an exception line (include/denpex/context/traceback.hpp).
+#include <denpex/context/context.hpp>
+#include <denpex/context/traceback.hpp>
+
+#include <algorithm>
+
+namespace denpex::context {
+
+namespace {
+
+constexpr std::string_view k_header = "Traceback (most recent call last):";
+constexpr std::string_view k_during = "During handling of the above exception, another exception occurred";
+constexpr std::string_view k_cause = "The above exception was the direct cause of the following exception";
+constexpr std::string_view k_terminate = "terminate called after throwing an instance of '";
+// A chained exception is at most this many lines above the link line (its
+// message may run over several lines).
+constexpr std::uint64_t k_chain_gap = 20;
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) {
+    s.remove_prefix(1);
+  }
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
+// Lines going backwards from `pos` in `chunk`, then through `tail` (the end
+// of the previous chunks, which ends where `chunk` begins).
+class BackLines {
+public:
+  BackLines(std::string_view chunk, std::size_t pos, std::string_view tail) : m_parts{tail, chunk.substr(0, pos)} {}
+
+  // The next line up, or nullopt at the start of the text kept.
+  std::optional<std::string_view> next() {
+    while (m_part >= 0) {
+      std::string_view text = m_parts[static_cast<std::size_t>(m_part)];
+      std::size_t& end = m_end[static_cast<std::size_t>(m_part)];
+      if (!m_started[static_cast<std::size_t>(m_part)]) {
+        m_started[static_cast<std::size_t>(m_part)] = true;
+        end = text.size();
+        if (end > 0 && text[end - 1] == '\n') {
+          --end; // the newline that ends the previous line
+        }
+        if (text.empty()) {
+          --m_part;
+          continue;
+        }
+      } else if (end == 0) {
+        --m_part;
+        continue;
+      } else {
+        --end; // the newline before the line just returned
+      }
+      const auto nl = end == 0 ? std::string_view::npos : text.rfind('\n', end - 1);
+      const std::size_t start = nl == std::string_view::npos ? 0 : nl + 1;
+      const auto line = text.substr(start, end - start);
+      end = start;
+      return line;
+    }
+    return std::nullopt;
+  }
+
+private:
+  std::string_view m_parts[2];
+  std::size_t m_end[2] = {0, 0};
+  bool m_started[2] = {false, false};
+  int m_part = 1;
+};
+
+// Who printed a line: its prefix rank, else its prefix local rank, else none.
+int speaker(const Prefix& p) {
+  if (p.rank) {
+    return *p.rank;
+  }
+  if (p.local_rank) {
+    return 1'000'000 + *p.local_rank;
+  }
+  return -1;
+}
+
+} // namespace
+
+std::string_view to_string(ChainLink l) {
+  return l == ChainLink::direct_cause ? "direct-cause" : "during-handling";
+}
+
+bool library_file(std::string_view file) {
+  static constexpr std::string_view k_markers[] = {"site-packages/", "dist-packages/", "<frozen ", "/lib/python",
+                                                   "/lib64/python", "\\Lib\\", "<string>"};
+  return std::any_of(std::begin(k_markers), std::end(k_markers),
+                     [&](std::string_view m) { return file.find(m) != std::string_view::npos; });
+}
+
+const Frame* Traceback::user_frame() const {
+  for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
+    if (!library_file(it->file)) {
+      return &*it;
+    }
+  }
+  return nullptr;
+}
+
+std::optional<Frame> parse_frame(std::string_view line) {
+  line = trim(line);
+  if (line.substr(0, 6) != "File \"") {
+    return std::nullopt;
+  }
+  const auto close = line.find("\", line ", 6);
+  if (close == std::string_view::npos) {
+    return std::nullopt;
+  }
+  Frame f;
+  f.file = std::string(line.substr(6, close - 6));
+  std::size_t i = close + 8;
+  int n = 0;
+  std::size_t digits = 0;
+  while (i < line.size() && line[i] >= '0' && line[i] <= '9' && digits < 9) {
+    n = n * 10 + (line[i] - '0');
+    ++i;
+    ++digits;
+  }
+  if (digits == 0) {
+    return std::nullopt;
+  }
+  f.line = n;
+  if (line.substr(i, 5) == ", in ") {
+    f.function = std::string(trim(line.substr(i + 5)));
+  }
+  return f;
+}
+
+std::optional<Traceback> TracebackReader::ending_at(std::string_view chunk, std::size_t line_pos, std::uint64_t line_no) {
+  const auto eol = chunk.find('\n', line_pos);
+  const auto line = chunk.substr(line_pos, eol == std::string_view::npos ? std::string_view::npos : eol - line_pos);
+  const auto own = launcher_prefix(line);
+  const int who = speaker(own);
+  Last now;
+  now.line_no = line_no;
+  now.text = std::string(trim(line.substr(std::min(own.body, line.size()))));
+
+  BackLines up(chunk, line_pos, m_tail);
+  std::vector<Frame> frames; // innermost first
+  std::size_t count = 0;
+  std::uint64_t at = line_no;
+  bool header = false;
+  for (std::size_t n = 0; n < k_max_lines; ++n) {
+    const auto l = up.next();
+    if (!l) {
+      break;
+    }
+    --at;
+    // Cheap test first: most lines in between are code lines or other output.
+    const bool frame_like = l->find("File \"") != std::string_view::npos;
+    const bool header_like = !frame_like && l->find(k_header) != std::string_view::npos;
+    if (!frame_like && !header_like) {
+      continue;
+    }
+    const auto p = launcher_prefix(*l);
+    if (speaker(p) != who) {
+      continue;
+    }
+    if (header_like) {
+      header = true;
+      break;
+    }
+    if (auto f = parse_frame(l->substr(std::min(p.body, l->size())))) {
+      ++count;
+      frames.push_back(std::move(*f));
+    }
+  }
+  if (!header) {
+    m_last[who] = std::move(now);
+    return std::nullopt;
+  }
+
+  Traceback tb;
+  tb.frame_count = count;
+  std::reverse(frames.begin(), frames.end());
+  if (frames.size() > Traceback::k_head + Traceback::k_tail) {
+    frames.erase(frames.begin() + static_cast<std::ptrdiff_t>(Traceback::k_head),
+                 frames.end() - static_cast<std::ptrdiff_t>(Traceback::k_tail));
+  }
+  tb.frames = std::move(frames);
+
+  // Above the header: a blank line, the link sentence, a blank line, and the
+  // previous exception of the chain.
+  std::optional<ChainLink> link;
+  for (std::size_t n = 0; n < 8; ++n) {
+    const auto l = up.next();
+    if (!l) {
+      break;
+    }
+    --at;
+    const auto p = launcher_prefix(*l);
+    if (speaker(p) != who) {
+      continue;
+    }
+    const auto body = trim(l->substr(std::min(p.body, l->size())));
+    if (body.empty()) {
+      continue;
+    }
+    if (!link) {
+      if (body.find(k_during) != std::string_view::npos) {
+        link = ChainLink::during_handling;
+        continue;
+      }
+      if (body.find(k_cause) != std::string_view::npos) {
+        link = ChainLink::direct_cause;
+        continue;
+      }
+      break; // something else above the header: no chain
+    }
+    // The previous exception (or the last line of its message).
+    auto it = m_last.find(who);
+    if (it != m_last.end() && it->second.line_no <= at && at - it->second.line_no <= k_chain_gap) {
+      tb.chain = it->second.chain;
+      tb.chain.push_back(ChainedException{it->second.text, it->second.line_no, *link});
+    } else {
+      tb.chain.push_back(ChainedException{std::string(body), at, *link});
+    }
+    break;
+  }
+  now.chain = tb.chain;
+  m_last[who] = std::move(now);
+  return tb;
+}
+
+std::optional<std::string> TracebackReader::thrown_type(std::string_view chunk, std::size_t line_pos) const {
+  const auto eol = chunk.find('\n', line_pos);
+  const auto line = chunk.substr(line_pos, eol == std::string_view::npos ? std::string_view::npos : eol - line_pos);
+  const int who = speaker(launcher_prefix(line));
+  BackLines up(chunk, line_pos, m_tail);
+  for (std::size_t n = 0; n < 6; ++n) {
+    const auto l = up.next();
+    if (!l) {
+      break;
+    }
+    const auto at = l->find(k_terminate);
+    if (at == std::string_view::npos || speaker(launcher_prefix(*l)) != who) {
+      continue;
+    }
+    const auto start = at + k_terminate.size();
+    const auto end = l->find('\'', start);
+    if (end == std::string_view::npos || end == start) {
+      return std::nullopt;
+    }
+    return std::string(l->substr(start, end - start));
+  }
+  return std::nullopt;
+}
+
+void TracebackReader::end_chunk(std::string_view chunk) {
+  if (chunk.size() >= k_tail_bytes) {
+    m_tail.assign(chunk.substr(chunk.size() - k_tail_bytes));
+  } else {
+    m_tail.append(chunk);
+  }
+  if (m_tail.size() > k_tail_bytes) {
+    m_tail.erase(0, m_tail.size() - k_tail_bytes);
+  }
+  // Keep whole lines only.
+  if (const auto nl = m_tail.find('\n'); nl != std::string::npos && m_tail.size() >= k_tail_bytes) {
+    m_tail.erase(0, nl + 1);
+  }
+}
+
+} // namespace denpex::context
