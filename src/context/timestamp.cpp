@@ -1,6 +1,7 @@
 // Timestamp formats found in training logs. Hand-written scanners, not
 // regexes: this runs only for matched lines, but it must not allocate and
 // must never read past the line.
+#include <algorithm>
 #include <denpex/context/context.hpp>
 
 #include <array>
@@ -210,6 +211,36 @@ std::optional<Timestamp> parse_glog(std::string_view s, std::size_t pos) {
   return ts;
 }
 
+// vLLM's logger: "INFO 12-17 23:28:01 [engine.py:135] ..." (no year): a
+// month-day stamp right after a level word.
+std::optional<Timestamp> parse_level_month_day(std::string_view s, std::size_t pos) {
+  static constexpr std::string_view k_levels[] = {"INFO ", "WARNING ", "ERROR ", "DEBUG ", "CRITICAL ", "WARN "};
+  const auto before = s.substr(0, pos);
+  const bool after_level = std::any_of(std::begin(k_levels), std::end(k_levels), [&](std::string_view l) {
+    return before.size() >= l.size() && before.substr(before.size() - l.size()) == l;
+  });
+  if (!after_level) {
+    return std::nullopt;
+  }
+  Cursor c(s, pos);
+  auto mo = c.digits(2);
+  auto d = mo && c.eat('-') ? c.digits(2) : std::nullopt;
+  if (!d || !c.eat(' ')) {
+    return std::nullopt;
+  }
+  WallTime t;
+  t.month = *mo;
+  t.day = *d;
+  if (!parse_clock(c, t) || !valid(t)) {
+    return std::nullopt;
+  }
+  Timestamp ts;
+  ts.kind = ClockKind::wall;
+  ts.wall = t;
+  ts.format = "level-month-day";
+  return ts;
+}
+
 // syslog: Mon DD HH:MM:SS  /  dmesg -T: [Day Mon DD HH:MM:SS YYYY]
 std::optional<Timestamp> parse_month_first(std::string_view s, std::size_t pos) {
   bool dmesg_t = false;
@@ -366,6 +397,9 @@ std::optional<Timestamp> find_timestamp(std::string_view line) {
     }
     if (is_digit(c)) {
       if (auto t = parse_iso(line, pos)) {
+        return t;
+      }
+      if (auto t = parse_level_month_day(line, pos)) {
         return t;
       }
       if (pos == 0) {

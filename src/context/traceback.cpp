@@ -153,7 +153,10 @@ std::optional<Traceback> TracebackReader::ending_at(std::string_view chunk, std:
     --at;
     // Cheap test first: most lines in between are code lines or other output.
     const bool frame_like = l->find("File \"") != std::string_view::npos;
-    const bool header_like = !frame_like && l->find(k_header) != std::string_view::npos;
+    // A Ray task's remote traceback starts under "RayTaskError(T): ray::f() (pid=...)".
+    const bool header_like = !frame_like && (l->find(k_header) != std::string_view::npos ||
+                                             (l->find("ray::") != std::string_view::npos &&
+                                              l->find("(pid=") != std::string_view::npos));
     if (!frame_like && !header_like) {
       continue;
     }

@@ -51,6 +51,12 @@ const WallCase k_wall_cases[] = {
      "[2025-11-16T10:03:44.655] error: Detected 1 oom_kill event in StepId=28911.batch. Some of the step tasks have "
      "been OOM Killed.",
      "iso8601", 2025, 11, 16, 10, 3, 44, 655000, std::nullopt},
+    {"vLLM level, month-day, no year", "vLLM issue log (find_string 'Automatically detected platform cuda.')",
+     "INFO 08-01 12:38:45 [__init__.py:241] Automatically detected platform cuda.", "level-month-day", 0, 8, 1, 12, 38,
+     45, 0, std::nullopt},
+    {"vLLM after its process prefix", "vLLM issue log (find_string 'Automatically detected platform cuda.')",
+     "(APIServer pid=6828) INFO 08-01 12:38:48 [api_server.py:1774] vLLM API server version 0.1.dev8168+g475c1a0",
+     "level-month-day", 0, 8, 1, 12, 38, 48, 0, std::nullopt},
     {"glog, microseconds", "aws/aws-ofi-nccl#715",
      "W1204 07:19:24.745000 18465 site-packages/torch/distributed/run.py:793] Setting OMP_NUM_THREADS environment "
      "variable for each process to be 1 in default, to avoid your system being overloaded, please further tune the "

@@ -144,3 +144,15 @@ TEST_CASE("traceback: frame lines and library files", "[context][traceback]") {
   CHECK(denpex::context::library_file("/opt/venv/lib/python3.11/site-packages/torch/nn/modules/module.py"));
   CHECK_FALSE(denpex::context::library_file("/workspace/train.py"));
 }
+
+TEST_CASE("traceback: a Ray task's remote traceback starts at its ray:: line", "[context][traceback]") {
+  const std::string text = "ray.exceptions.RayTaskError(ValueError): ray::WorkerDict.actor_init() (pid=2213, ip=10.0.0.5)\n"
+                           "  File \"/w/worker.py\", line 31, in actor_init\n"
+                           "    raise ValueError(\"bad\")\n"
+                           "ValueError: bad\n";
+  TracebackReader reader;
+  const auto tb = reader.ending_at(text, text.find("ValueError: bad"), 4);
+  REQUIRE(tb);
+  REQUIRE(tb->raising());
+  CHECK(tb->raising()->file == "/w/worker.py");
+}
