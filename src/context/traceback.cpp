@@ -145,32 +145,31 @@ std::optional<Traceback> TracebackReader::ending_at(std::string_view chunk, std:
   std::size_t count = 0;
   std::uint64_t at = line_no;
   bool header = false;
+  std::string_view below; // the speaker's line under the one being read: a frame's code line
   for (std::size_t n = 0; n < k_max_lines; ++n) {
     const auto l = up.next();
     if (!l) {
       break;
     }
     --at;
-    // Cheap test first: most lines in between are code lines or other output.
-    const bool frame_like = l->find("File \"") != std::string_view::npos;
-    // A Ray task's remote traceback starts under "RayTaskError(T): ray::f() (pid=...)".
-    const bool header_like = !frame_like && (l->find(k_header) != std::string_view::npos ||
-                                             (l->find("ray::") != std::string_view::npos &&
-                                              l->find("(pid=") != std::string_view::npos));
-    if (!frame_like && !header_like) {
-      continue;
-    }
     const auto p = launcher_prefix(*l);
     if (speaker(p) != who) {
       continue;
     }
-    if (header_like) {
+    const auto body = l->substr(std::min(p.body, l->size()));
+    // A Ray task's remote traceback starts under "RayTaskError(T): ray::f() (pid=...)".
+    if (body.find(k_header) != std::string_view::npos ||
+        (body.find("ray::") != std::string_view::npos && body.find("(pid=") != std::string_view::npos)) {
       header = true;
       break;
     }
-    if (auto f = parse_frame(l->substr(std::min(p.body, l->size())))) {
+    if (auto f = parse_frame(body)) {
       ++count;
+      f->code = std::string(below.substr(0, 300));
       frames.push_back(std::move(*f));
+      below = {};
+    } else if (const auto t = trim(body); t.find_first_not_of("^~ ") != std::string_view::npos) {
+      below = t; // not the ^^^^ markers under a code line (Python 3.11+)
     }
   }
   if (!header) {

@@ -68,8 +68,12 @@ void fold_same_line(State& s) {
       auto& r = s.records[order[k]];
       r.traceback = traceback;
       const auto& sig = s.cat.at(r.hit->signature);
-      if (sig.role == Role::cause && r.raised && sig.priority > best) {
-        best = sig.priority;
+      // Generic evidence (an entry with a headline) ranks below every
+      // catalogued cause on its line, wrappers included: the NCCL entry names
+      // "RuntimeError: NCCL error: unhandled system error", not the generic one.
+      const int rank_on_line = sig.headline.empty() ? sig.priority + 1000 : sig.priority;
+      if (sig.role == Role::cause && r.raised && rank_on_line > best) {
+        best = rank_on_line;
         best_idx = order[k];
       } else if (sig.role == Role::symptom && r.raised) {
         best_other = std::max(best_other, sig.priority);
@@ -163,6 +167,10 @@ std::string headline_of(const State& s, const Record& r) {
   // "std::bad_alloc: std::bad_alloc": a message that only repeats the type.
   if (const auto sep = out.find(": "); sep != std::string::npos && out.compare(sep + 2, std::string::npos, out, 0, sep) == 0) {
     out.resize(sep);
+  }
+  // "AssertionError: " with an empty message: no dangling separator.
+  while (!out.empty() && (out.back() == ' ' || out.back() == ':')) {
+    out.pop_back();
   }
   return out;
 }

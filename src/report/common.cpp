@@ -23,7 +23,7 @@ std::vector<std::string> code_notes(const correlate::Diagnosis& d, const correla
   if (inc.traceback) {
     const auto& tb = *inc.traceback;
     if (const auto* f = tb.raising()) {
-      notes.push_back("raised at " + correlate::format_frame(*f));
+      notes.push_back("raised at " + correlate::format_frame(*f) + (f->code.empty() ? "" : ": " + f->code));
     }
     if (const auto* u = tb.user_frame(); u != nullptr && u != tb.raising()) {
       notes.push_back("called from " + correlate::format_frame(*u) + " (the innermost frame outside libraries)");

@@ -101,6 +101,7 @@ ordered_json frame_json(const context::Frame* f) {
   j["file"] = safe(f->file);
   j["line"] = f->line;
   j["function"] = f->function.empty() ? ordered_json(nullptr) : ordered_json(safe(f->function));
+  j["code"] = f->code.empty() ? ordered_json(nullptr) : ordered_json(safe(f->code));
   return j;
 }
 

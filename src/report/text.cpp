@@ -102,6 +102,9 @@ void print_code_location(std::ostream& out, const correlate::Diagnosis& d, const
   const auto& tb = *inc.traceback;
   if (const auto* f = tb.raising()) {
     out << "  raised   " << util::escape_for_terminal(correlate::format_frame(*f)) << "\n";
+    if (!f->code.empty()) {
+      out << "           " << util::escape_for_terminal(util::clip(f->code, 200)) << "\n";
+    }
   }
   if (const auto* u = tb.user_frame(); u != nullptr && u != tb.raising()) {
     out << "  code     " << util::escape_for_terminal(correlate::format_frame(*u)) << "\n";

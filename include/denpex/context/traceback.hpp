@@ -33,6 +33,7 @@ struct Frame {
   std::string file;
   int line = 0;
   std::string function; // "" when the frame names none
+  std::string code;     // the source line printed under it ("" when none was)
 };
 
 // How an exception relates to the one printed before it.
