@@ -285,7 +285,10 @@ void print_text(std::ostream& out, const correlate::Diagnosis& d, const catalog:
   }
   if (!d.unexplained.empty()) {
     const bool no_cause = n == 0 || (d.incidents[0].decision && d.incidents[0].decision->rule == correlate::Rule::upstream_symptom);
-    out << st("1", no_cause ? "OTHER REPORTS (downstream symptoms; their cause is not in these logs)" : "UNEXPLAINED REPORTS") << "\n";
+    out << st("1", n == 0     ? "REPORTS (downstream symptoms; their cause is not in these logs)"
+                   : no_cause ? "OTHER REPORTS (downstream symptoms; their cause is not in these logs)"
+                              : "UNEXPLAINED REPORTS")
+        << "\n";
     out << fmt::format("  {:<42} {:>6}  {:<14} {}\n", "SIGNATURE", "COUNT", "RANKS", "FIRST SEEN");
     for (const auto& g : d.unexplained) {
       out << fmt::format("  {:<42} {:>6}  {:<14} {}\n", cat.at(g.signature).id, g.count, format_ranks(g.ranks),
