@@ -260,8 +260,9 @@ void parse_examples(Fields& top, Signature& sig, const CatalogFile& file, Diagno
             }
           }
           ef.reject_unknown();
-          if (!ex.origin.empty() && ex.origin != "log" && ex.origin != "source" && ex.origin != "doc") {
-            ef.fail(ptr + "/origin", "'" + ex.origin + "' is not one of log, source, doc");
+          if (!ex.origin.empty() && ex.origin != "log" && ex.origin != "source" && ex.origin != "doc" &&
+              ex.origin != "synthetic") {
+            ef.fail(ptr + "/origin", "'" + ex.origin + "' is not one of log, source, doc, synthetic");
           }
           if (!ex.signal.empty() &&
               std::none_of(sig.signals.begin(), sig.signals.end(), [&](const Signal& s) { return s.id == ex.signal; })) {

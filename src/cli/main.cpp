@@ -72,6 +72,8 @@ struct DiagnoseArgs {
   bool verbose = false;
   bool redact = false;
   std::uint64_t max_input_gib = 64;
+  std::vector<std::string> include;
+  std::vector<std::string> exclude;
 };
 
 struct GrepArgs {
@@ -83,6 +85,8 @@ struct GrepArgs {
   bool json = false;
   bool verbose = false;
   bool redact = false;
+  std::vector<std::string> include;
+  std::vector<std::string> exclude;
 };
 
 // Bytes and files done, on stderr, only when stderr is a terminal and the
@@ -327,6 +331,8 @@ int run_diagnose(const CommonArgs& common, const DiagnoseArgs& args) {
   }
   source::InputOptions io;
   io.verbose = args.verbose;
+  io.include = args.include;
+  io.exclude = args.exclude;
   const auto paths = paths_or_stdin(args.paths);
   if (args.follow) {
     if (paths.size() != 1) {
@@ -481,6 +487,8 @@ int run_grep(const CommonArgs& common, const GrepArgs& args) {
   }
   source::InputOptions io;
   io.verbose = args.verbose;
+  io.include = args.include;
+  io.exclude = args.exclude;
   auto opener = source::make_filesystem_opener(io);
   scan::ScanOptions so;
   so.jobs = 1;
@@ -717,6 +725,18 @@ int run(int argc, char** argv) {
         ->group("");
   };
 
+  // What a directory walk reads (docs/inputs.md, "Directory walks").
+  auto add_walk_options = [](CLI::App* sub, std::vector<std::string>& include, std::vector<std::string>& exclude) {
+    sub->add_option("--include", include,
+                    "in directory walks, also read files matching GLOB that are skipped by default (e.g. '*.sh'; "
+                    "repeatable)")
+        ->type_name("GLOB")
+        ->allow_extra_args(false);
+    sub->add_option("--exclude", exclude, "in directory walks, skip files or directories matching GLOB (repeatable)")
+        ->type_name("GLOB")
+        ->allow_extra_args(false);
+  };
+
   DiagnoseArgs dargs;
   auto* diagnose = app.add_subcommand("diagnose", "Find the initiating failure in logs (files, directories, archives, - for stdin)");
   diagnose->footer("Examples:\n  torchrun ... 2>&1 | tee train.log; denpex diagnose train.log\n"
@@ -733,6 +753,7 @@ int run(int argc, char** argv) {
                      "it when a more specific cause arrives; the full report comes when the input ends");
   diagnose->add_option("--follow-idle", dargs.follow_idle, "with --follow on a file: stop after this many seconds without growth (default 30)");
   diagnose->add_flag("-v,--verbose", dargs.verbose, "say which files a directory walk skipped, and why");
+  add_walk_options(diagnose, dargs.include, dargs.exclude);
   diagnose->add_option("--max-input-size", dargs.max_input_gib,
                        "stop reading any one source after this many GiB (decompressed), with an error; default 64")
       ->check(CLI::Range(1, 1 << 20));
@@ -755,6 +776,7 @@ int run(int argc, char** argv) {
   grep->add_flag("-c,--count", gargs.count, "print a count per signature instead of lines");
   grep->add_flag("--json", gargs.json, "one JSON object per matched line");
   grep->add_flag("-v,--verbose", gargs.verbose, "say which files a directory walk skipped, and why");
+  add_walk_options(grep, gargs.include, gargs.exclude);
   grep->add_flag("--redact", gargs.redact, "mask IP addresses, e-mail addresses and tokens in matched lines");
   add_common(grep);
 

@@ -454,6 +454,8 @@ std::string_view to_string(Origin o) {
     return "file_name";
   case Origin::neighbour:
     return "neighbour";
+  case Origin::identity:
+    return "identity";
   }
   return "?";
 }

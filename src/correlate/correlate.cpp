@@ -51,13 +51,15 @@ Evidence evidence_of(const Record& r) {
   e.time_us = r.wall_us;
   e.signal = r.hit->signal;
   if (r.rank && !e.ctx.rank) {
-    e.ctx.rank = context::Field<int>{*r.rank, context::Origin::capture};
+    e.ctx.rank = context::Field<int>{*r.rank, r.rank_origin};
   }
   if (!r.host.empty() && !e.ctx.host) {
     e.ctx.host = context::Field<std::string>{r.host, context::Origin::capture};
   }
   if (!r.pci.empty() && !e.ctx.pci) {
     e.ctx.pci = context::Field<std::string>{r.pci, context::Origin::capture};
+  } else if (!r.shown_pci.empty() && !e.ctx.pci) {
+    e.ctx.pci = context::Field<std::string>{r.shown_pci, context::Origin::identity};
   }
   return e;
 }
@@ -91,6 +93,21 @@ std::optional<std::size_t> xid_entry(const catalog::Catalog& cat, std::string_vi
 const std::string& Diagnosis::source_name(std::uint32_t id) const {
   static const std::string k_unknown = "?";
   return id < sources.size() ? sources[id].name : k_unknown;
+}
+
+const IdentityLink* Diagnosis::identity_of(const Evidence& e) const {
+  if (!e.ctx.rank || e.ctx.rank->origin != context::Origin::identity) {
+    return nullptr;
+  }
+  for (const auto& l : identities) {
+    const bool same_host = e.ctx.host && e.ctx.host->value == l.host;
+    const bool by_process = same_host && e.ctx.pid && l.pid && e.ctx.pid->value == *l.pid;
+    const bool by_gpu = e.ctx.pci && !l.pci.empty() && e.ctx.pci->value == l.pci && (same_host || !e.ctx.host);
+    if (l.rank == e.ctx.rank->value && (by_process || by_gpu)) {
+      return &l;
+    }
+  }
+  return nullptr;
 }
 
 std::string_view to_string(Confidence c) {

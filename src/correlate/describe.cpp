@@ -181,6 +181,19 @@ std::string describe_chain(const Incident& inc, const Diagnosis& d) {
                      d.source_name(inc.first.source), root.line_no);
 }
 
+std::string describe_identity(const Evidence& e, const Diagnosis& d) {
+  const auto* l = d.identity_of(e);
+  if (l == nullptr) {
+    return {};
+  }
+  std::string who = l->pid ? fmt::format("pid {} on {}", *l->pid, l->host) : l->host;
+  if (!l->pci.empty()) {
+    who += fmt::format(" (GPU {})", l->pci);
+  }
+  return fmt::format("rank {} from NCCL's init line {}:{}: {} is rank {} of {}", l->rank, d.source_name(l->source),
+                     l->line_no, who, l->rank, l->nranks);
+}
+
 std::string format_frame(const context::Frame& f) {
   return f.function.empty() ? fmt::format("{}:{}", f.file, f.line) : fmt::format("{}:{} in {}", f.file, f.line, f.function);
 }

@@ -4,7 +4,8 @@
 // State with its own unit tests (tests/unit/test_correlate_passes.cpp):
 //
 //   pass_clocks       year for year-less stamps, clock domains       clocks.cpp
-//   pass_identity     rank, host, GPU of every record                identity.cpp
+//   pass_identity     rank, host, GPU of every record; the identity  identity.cpp
+//                     map (NCCL init lines: process, bus id -> rank)
 //   pass_fold         raised entries, one line one cause, one        fold.cpp
 //                     incident per (entry, GPU), supporting signals
 //   pass_episodes     progress and quiet gaps split the timeline     episodes.cpp
@@ -51,8 +52,10 @@ struct Record {
   Time stamp;                          // when the line was printed
   Time began;                          // when what it reports began (a watchdog's Timeout(ms) before it)
   std::optional<int> rank;
+  context::Origin rank_origin = context::Origin::capture; // when the line's context had none
   std::string host;
-  std::string pci;
+  std::string pci;       // the GPU the line names (its own bus id, or its entry's capture)
+  std::string shown_pci; // the GPU of its process, from the identity map (reported, never matched on)
   bool raised = false; // its entry was raised (an anchor signal, required evidence seen)
   bool folded = false; // a more specific cause on the same line took it, or a later exception of its chain
   std::shared_ptr<const context::Traceback> traceback; // of its line (whichever entry's hit read it)

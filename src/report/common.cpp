@@ -32,6 +32,9 @@ std::vector<std::string> code_notes(const correlate::Diagnosis& d, const correla
       notes.push_back(std::move(chain));
     }
   }
+  if (auto id = correlate::describe_identity(inc.first, d); !id.empty()) {
+    notes.push_back(std::move(id));
+  }
   if (auto together = correlate::describe_simultaneous(inc); !together.empty()) {
     notes.push_back(std::move(together));
   }

@@ -63,6 +63,22 @@ ordered_json episodes_json(const correlate::Diagnosis& d) {
   return out;
 }
 
+ordered_json identities_json(const correlate::Diagnosis& d) {
+  ordered_json a = ordered_json::array();
+  for (const auto& l : d.identities) {
+    ordered_json j;
+    j["host"] = safe(l.host);
+    j["pid"] = l.pid ? ordered_json(*l.pid) : ordered_json(nullptr);
+    j["pci"] = l.pci.empty() ? ordered_json(nullptr) : ordered_json(l.pci);
+    j["rank"] = l.rank;
+    j["nranks"] = l.nranks;
+    j["file"] = safe(d.source_name(l.source));
+    j["line"] = l.line_no;
+    a.push_back(j);
+  }
+  return a;
+}
+
 } // namespace
 
 void print_json(std::ostream& out, const correlate::Diagnosis& d, const catalog::Catalog& cat, const RunInfo& run) {
@@ -139,6 +155,7 @@ void print_json(std::ostream& out, const correlate::Diagnosis& d, const catalog:
   }
   root["incidents"] = incidents;
   root["episodes"] = episodes_json(d);
+  root["identities"] = identities_json(d);
   root["unexplained"] = groups_json(d, cat, d.unexplained);
   if (d.inference) {
     const auto& inf = *d.inference;

@@ -166,6 +166,9 @@ void print_incident(std::ostream& out, const correlate::Diagnosis& d, const cata
       out << "  note     " << util::escape_for_terminal(note) << "\n";
     }
   }
+  if (auto id = correlate::describe_identity(inc.first, d); !id.empty()) {
+    out << "  identity " << util::escape_for_terminal(id) << "\n";
+  }
   if (symptom_head && d.inference) {
     out << "  suspect  " << util::escape_for_terminal(correlate::summary(*d.inference)) << "\n";
   }

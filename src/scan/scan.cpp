@@ -404,6 +404,17 @@ public:
     if (m_options.catalog != nullptr && !m_options.catalog->at(ev.signature).headline.empty()) {
       gpu = util::message_template(ev.line.substr(std::min(ev.match_pos, ev.line.size())));
     }
+    // A line from a named process (NCCL's host:pid) is kept per process, and a
+    // line that states its communicator's size per size: every process's
+    // init line for its largest communicator says who it is (the identity map).
+    if (rank < 0 && hit.ctx.pid) {
+      gpu += "|pid " + std::to_string(hit.ctx.pid->value);
+      for (const auto& [k, v] : hit.captures) {
+        if (k == "nranks") {
+          gpu += "|n " + v;
+        }
+      }
+    }
     Key key{ev.signature, ev.signal, m_source, rank, gpu};
     if (m_on_hit) {
       hit.text = std::string(util::clip(ev.line, m_options.max_line_copy));

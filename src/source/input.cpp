@@ -9,6 +9,7 @@
 #include <zlib.h>
 #include <archive_entry.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -87,23 +88,74 @@ Kind classify(std::string_view head) {
   return Kind::text;
 }
 
-// Names that are clearly not logs; skipped in directory walks only.
-bool skip_by_name(const fs::path& p) {
-  static const char* const k_exts[] = {".png", ".jpg", ".jpeg", ".gif", ".svg", ".pdf", ".so",  ".o",
-                                       ".a",   ".pyc", ".pt",   ".pth", ".bin", ".safetensors", ".ckpt",
-                                       ".npy", ".npz", ".h5",   ".whl", ".exe", ".db", ".sqlite"};
+bool glob_matches(const std::vector<std::string>& globs, std::string_view relative) {
+  const std::string path(relative);
+  const std::string name = fs::path(path).filename().string();
+  return std::any_of(globs.begin(), globs.end(), [&](const std::string& g) {
+    return fnmatch(g.c_str(), name.c_str(), 0) == 0 || fnmatch(g.c_str(), path.c_str(), 0) == 0;
+  });
+}
+
+// What a directory walk skips by default (docs/inputs.md). Given paths are
+// always read.
+std::optional<std::string> default_skip(const fs::path& p, bool directory) {
+  const auto name = p.filename().string();
+  if (directory) {
+    static const char* const k_dirs[] = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv",
+                                         ".tox", ".mypy_cache", ".pytest_cache", "CMakeFiles", ".idea", ".cache"};
+    for (const char* d : k_dirs) {
+      if (name == d) {
+        return std::string("a VCS or build directory");
+      }
+    }
+    return std::nullopt;
+  }
+  static const char* const k_binary[] = {".png", ".jpg", ".jpeg", ".gif", ".svg", ".pdf", ".so",  ".o",
+                                         ".a",   ".pyc", ".pt",   ".pth", ".bin", ".safetensors", ".ckpt",
+                                         ".npy", ".npz", ".h5",   ".whl", ".exe", ".db", ".sqlite"};
+  static const char* const k_source[] = {".py", ".pyi", ".ipynb", ".c",   ".cc",   ".cpp",  ".cxx", ".h",
+                                         ".hh", ".hpp", ".cu",    ".cuh", ".go",   ".rs",   ".java", ".js",
+                                         ".ts", ".rb",  ".sh",    ".bash", ".zsh", ".cmake", ".md",  ".rst",
+                                         ".toml", ".yaml", ".yml", ".cfg", ".ini", ".html", ".css", ".lock"};
   const auto ext = p.extension().string();
-  for (const char* e : k_exts) {
+  for (const char* e : k_binary) {
     if (ext == e) {
-      return true;
+      return std::string("not a log (binary or model file, by name)");
     }
   }
-  const auto name = p.filename().string();
-  return name == "core" || name.rfind("core.", 0) == 0;
+  for (const char* e : k_source) {
+    if (ext == e) {
+      return std::string("not a log (source, script or configuration, by name)");
+    }
+  }
+  if (name == "core" || name.rfind("core.", 0) == 0) {
+    return std::string("not a log (core dump, by name)");
+  }
+  if (name == "Makefile" || name == "CMakeLists.txt" || name == "Dockerfile") {
+    return std::string("not a log (build file, by name)");
+  }
+  return std::nullopt;
 }
 
 // Remembers what it read (up to a limit) so an archive open that failed can
 // be retried from the start with a simpler reader.
+} // namespace
+
+std::optional<std::string> walk_skip_reason(std::string_view relative, bool directory, const InputOptions& options) {
+  if (glob_matches(options.exclude, relative)) {
+    return std::string("excluded by --exclude");
+  }
+  if (!directory && glob_matches(options.include, relative)) {
+    return std::nullopt;
+  }
+  if (!options.skip_binary_in_dirs) {
+    return std::nullopt;
+  }
+  return default_skip(fs::path(std::string(relative)), directory);
+}
+
+namespace {
+
 class ReplayStream final : public ByteStream {
 public:
   explicit ReplayStream(ByteStream& inner, std::size_t limit) : m_inner(inner), m_limit(limit) {}
@@ -497,13 +549,21 @@ private:
       }
       std::error_code sec;
       const auto st = it->status(sec);
-      if (sec || !fs::is_regular_file(st)) {
-        continue; // sockets, FIFOs, dangling links and directories are not walked into as files
+      const bool directory = !sec && fs::is_directory(st);
+      if (sec || (!directory && !fs::is_regular_file(st))) {
+        continue; // sockets, FIFOs and dangling links are not read
       }
-      if (m_options.skip_binary_in_dirs && skip_by_name(it->path())) {
-        if (m_options.verbose) {
-          diags.warning(Error{ErrorKind::format, it->path().string(), "skipped: not a log (by name)"});
+      const auto relative = it->path().lexically_relative(root).generic_string();
+      if (auto why = walk_skip_reason(relative, directory, m_options)) {
+        if (directory) {
+          it.disable_recursion_pending();
         }
+        if (m_options.verbose) {
+          diags.warning(Error{ErrorKind::format, it->path().string(), "skipped: " + *why});
+        }
+        continue;
+      }
+      if (directory) {
         continue;
       }
       found.push_back(it->path().string());

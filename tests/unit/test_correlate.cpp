@@ -372,3 +372,49 @@ TEST_CASE("r14: a catalogued cause beats generic evidence; an exception the run 
   CHECK_FALSE(r.incidents[0].initiating);
   CHECK(r.initiating() == nullptr);
 }
+
+// --- Identity across sources (#15) ---
+
+namespace {
+
+Hit init_line(const Catalog& cat, std::uint64_t line, const std::string& host, std::int64_t pid, int rank, int nranks,
+              const std::string& bus_id) {
+  auto h = hit(cat, "t.init", 0, line, 2024, 11, 29, 17, 41);
+  h.ctx.host = denpex::context::Field<std::string>{host, denpex::context::Origin::body};
+  h.ctx.pid = denpex::context::Field<std::int64_t>{pid, denpex::context::Origin::body};
+  h.captures = {{"rank", std::to_string(rank)}, {"nranks", std::to_string(nranks)}, {"bus_id", bus_id}};
+  return h;
+}
+
+} // namespace
+
+TEST_CASE("identity: NCCL's init lines tie a process and a bus id to the global rank", "[correlate][identity]") {
+  const auto cat = make_catalog({entry("t.init", "context", 1), entry("t.xid", "cause", 90, {"t.nccl"}),
+                                 entry("t.nccl", "symptom", 20)});
+  std::vector<Hit> hits{
+      // the subgroup communicator first: its "rank 0" is a position in a pair
+      init_line(cat, 1, "node-b", 40004, 0, 2, "9a000"),
+      init_line(cat, 2, "node-b", 40004, 4, 8, "9a000"),
+      init_line(cat, 3, "node-b", 40005, 5, 8, "ab000"),
+  };
+  // The kernel's Xid names only the bus; NCCL's WARN names only host and pid.
+  hits.push_back(hit(cat, "t.xid", 1, 1, 2024, 11, 29, 17, 59, std::nullopt, "0000:9a:00"));
+  auto warn = hit(cat, "t.nccl", 0, 9, 2024, 11, 29, 17, 59);
+  warn.ctx.host = denpex::context::Field<std::string>{"node-b", denpex::context::Origin::body};
+  warn.ctx.pid = denpex::context::Field<std::int64_t>{40005, denpex::context::Origin::body};
+  hits.push_back(warn);
+  const auto d = denpex::correlate::correlate(hits, {SourceRef{"nccl.log", {}}, SourceRef{"node-b/dmesg", {}}}, cat);
+  REQUIRE(d.identities.size() == 2);
+  CHECK(d.identities[0].rank == 4);
+  CHECK(d.identities[0].pci == "0000:9a:00");
+  CHECK(d.identities[1].pci == "0000:ab:00");
+  REQUIRE(d.incidents.size() == 1);
+  const auto& inc = d.incidents[0];
+  REQUIRE(inc.first.ctx.rank);
+  CHECK(inc.first.ctx.rank->value == 4);
+  CHECK(inc.first.ctx.rank->origin == denpex::context::Origin::identity);
+  CHECK(denpex::correlate::describe_identity(inc.first, d).find("pid 40004 on node-b (GPU 0000:9a:00) is rank 4 of 8") !=
+        std::string::npos);
+  REQUIRE(inc.collateral.size() == 1);
+  CHECK(inc.collateral[0].ranks == std::set<int>{5});
+}

@@ -129,3 +129,21 @@ TEST_CASE("source::make_memory_opener: visitor returning false stops the unit", 
   CHECK(calls == 1);
   CHECK(diags.size() == 0);
 }
+
+TEST_CASE("directory walks skip what is not a log, and --include/--exclude change it", "[source][walk]") {
+  using denpex::source::walk_skip_reason;
+  denpex::source::InputOptions o;
+  CHECK(walk_skip_reason("node-dump/make_fixture.py", false, o));
+  CHECK(walk_skip_reason(".git", true, o));
+  CHECK(walk_skip_reason("run/__pycache__", true, o));
+  CHECK(walk_skip_reason("model/weights.safetensors", false, o));
+  CHECK_FALSE(walk_skip_reason("rank_3.log", false, o));
+  CHECK_FALSE(walk_skip_reason("slurm-1234.out", false, o));
+  CHECK_FALSE(walk_skip_reason("torchelastic/attempt_0/3/error.json", false, o));
+  CHECK_FALSE(walk_skip_reason("logs", true, o));
+  o.include = {"*.sh"};
+  o.exclude = {"checkpoints", "*.csv"};
+  CHECK_FALSE(walk_skip_reason("job/run.sh", false, o));
+  CHECK(walk_skip_reason("checkpoints", true, o));
+  CHECK(*walk_skip_reason("metrics/loss.csv", false, o) == "excluded by --exclude");
+}

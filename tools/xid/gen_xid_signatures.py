@@ -3,7 +3,7 @@
 
 Usage (from the repository root):
 
-    python3 tools/xid/gen_xid_signatures.py [--catalog DIR] [--out DIR] [--check]
+    python3 tools/xid/gen_xid_signatures.py [--catalog DIR] [--out DIR] [--facts FILE] [--check]
 
 Inputs:
   ../shared/data/nvidia-xid-catalog/xids.tsv   codes, mnemonics, applicability,
@@ -16,6 +16,15 @@ Inputs:
 Overlay merge rules: objects merge key by key; lists and scalars replace the
 generated value; a key written "+name" appends its list to the generated list
 "name" instead of replacing it.
+
+Outputs: signatures/xid/xid.<code>.json, and tools/xid/catalog_facts.tsv (the
+catalog's facts only: code, mnemonic, applicability, resolution buckets, Xid
+154 linkage), which tests/catalog/ reads so that a clean clone without
+../shared can check every entry's role against NVIDIA's buckets.
+
+Roles come from the immediate resolution bucket (see role_for): IGNORE is never
+a cause; an action bucket (RESTART_APP, RESET_GPU, CONTACT_SUPPORT ...) is a
+cause whose fix starts with that action.
 
 Only the standard library is used. Output is deterministic (fixed key order,
 2-space indent, trailing newline). --check compares instead of writing and
@@ -34,6 +43,16 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 DEFAULT_CATALOG = os.path.join(REPO, "..", "shared", "data", "nvidia-xid-catalog")
 DEFAULT_OUT = os.path.join(REPO, "signatures", "xid")
+FACTS = os.path.join(HERE, "catalog_facts.tsv")
+# From ../shared/data/nvidia-xid-catalog/README.md: the spreadsheet the sheets
+# were saved from.
+CATALOG_SHA256 = "7f70ce9684be0c9d98a367770341ccc1d8bca4465cebe42dab7e23d57df5d5a5"
+
+# A line we made up (no real log line of the code is known) is labelled
+# "synthetic". The loader (src/catalog/loader.cpp) accepts only log, source
+# and doc so far; until it accepts "synthetic", such a line carries no origin
+# at all rather than a false one. Set this to "synthetic" when it does.
+SYNTHETIC_ORIGIN = "synthetic"
 
 CATALOG_REF = {
     "title": "NVIDIA Xid Errors: Xid catalog (codes, mnemonics, resolution buckets)",
@@ -73,10 +92,21 @@ def xid_pattern(code):
     return PREFIX_RE + "(?P<xid>%d)\\b" % code
 
 
-# Doc-format line: NVIDIA's Xid documentation shows the message as
-# "NVRM: Xid (0000:03:00): 14, Channel 00000001"; we substitute the code.
-def doc_line(code):
+# Synthetic line for a code without a known real line: the shape of NVIDIA's
+# documentation example for Xid 14 ("NVRM: Xid (0000:03:00): 14, Channel
+# 00000001") with the code substituted. It is not the documentation's line for
+# that code, so it is labelled synthetic, never doc.
+def synthetic_line(code):
     return "NVRM: Xid (0000:03:00): %d, Channel 00000001" % code
+
+
+def example(line, signal, origin, captures=None):
+    ex = {"line": line, "signal": signal}
+    if origin:
+        ex["origin"] = origin
+    if captures:
+        ex["captures"] = captures
+    return ex
 
 
 NVLINK5 = (144, 145, 146, 147, 148, 149, 150)
@@ -85,15 +115,45 @@ HARDWARE = {48, 54, 63, 64, 79, 92, 93, 94, 95, 110, 140, 156, 157, 162, 163,
             164, 165, 167, 168, 171, 172}
 NVLINK = {74, 121, 136, 137, 144, 145, 146, 147, 148, 149, 150, 155, 159, 166, 170}
 
-# context entries: what they refine
-CONTEXT = {
-    63: [48, 94, 95, 140, 64],
-    171: [48, 94, 95],
-    172: [48, 94, 95],
-}
+# Role from NVIDIA's immediate resolution bucket (role_for): IGNORE (no action
+# needed) is context, never a cause; WORKFLOW_XID_45 ("follow the other Xid")
+# is a symptom; XID_154 (the recovery-action summary) is context; every
+# action bucket is a cause. Codes the catalog gives no bucket at all:
+# status reports are context (power smoothing 162-165, the Xid 48 detail
+# lines 171/172), the rest are faults and stay causes.
+ACTION_BUCKETS = {"RESTART_APP", "RESET_GPU", "RESTART_BM", "RESTART_VM", "CONTACT_SUPPORT",
+                  "CHECK_MECHANICALS", "UPDATE_SWFW", "CHECK_UVM", "WORKFLOW_XID_48",
+                  "WORKFLOW_NVLINK_ERR", "WORKFLOW_NVLINK5_ERR"}
+NO_BUCKET_CONTEXT = {162, 163, 164, 165, 171, 172}
 SYMPTOMS = {45}
 
-# (severity, priority) by immediate bucket
+# What a context entry refines (only causes; the correlator attaches it to
+# the first incident of one of them). Codes not listed refine nothing: they
+# show in `denpex grep`, not in a diagnosis.
+REFINES = {
+    63: [48, 94, 95, 140, 64],           # row remap / page retirement after an ECC error
+    92: [48, 94, 95, 64, 140],           # rising correctable-error rate before an uncorrectable one
+    171: [48, 94, 95],                   # DRAM detail of an Xid 48
+    172: [48, 94, 95],                   # SRAM detail of an Xid 48
+    43: [13, 31],                        # channel stopped after the app's fault (gpud dmesg.decode.iso.log)
+    38: [109],                           # FECS watchdog, then Xid 109 (open-gpu-kernel-modules#1045)
+    137: [145],                          # PRIV error on the link of an Xid 145 (NVIDIA/nccl#2241)
+}
+
+
+def role_for(code, imm):
+    if code in SYMPTOMS:
+        return "symptom"
+    if imm in ("IGNORE", "XID_154"):
+        return "context"
+    if imm == "":
+        return "context" if code in NO_BUCKET_CONTEXT else "cause"
+    if imm in ACTION_BUCKETS:
+        return "cause"
+    sys.exit("xid %d: immediate bucket %r has no role rule" % (code, imm))
+
+# (severity, priority) by immediate bucket, for causes and the symptom 45
+# (context entries: severity_for)
 BUCKET_SEVERITY = {
     "RESTART_BM": ("critical", 90),
     "WORKFLOW_XID_48": ("critical", 88),
@@ -106,28 +166,25 @@ BUCKET_SEVERITY = {
     "CONTACT_SUPPORT": ("error", 60),
     "UPDATE_SWFW": ("error", 50),
     "CHECK_UVM": ("warning", 45),
-    "IGNORE": ("warning", 30),
-    "XID_154": ("info", 50),
     "WORKFLOW_XID_45": ("warning", 20),
     "": ("warning", 40),
 }
 
 # per-code (severity, priority) where the bucket alone says too little
 CODE_SEVERITY = {
-    13: ("error", 62), 31: ("error", 60), 43: ("error", 55),
+    13: ("error", 62), 31: ("error", 60),
     79: ("critical", 90), 48: ("critical", 88), 95: ("critical", 85),
-    94: ("error", 75), 74: ("critical", 84), 92: ("warning", 70),
+    94: ("error", 75), 74: ("critical", 84),
     119: ("critical", 82), 120: ("critical", 82), 140: ("critical", 86),
     64: ("critical", 85), 62: ("critical", 80), 109: ("critical", 72),
     8: ("error", 58), 46: ("critical", 78), 110: ("critical", 80),
     143: ("critical", 80), 158: ("critical", 80),
     149: ("critical", 84), 145: ("critical", 82),
-    106: ("info", 5), 107: ("info", 5), 63: ("warning", 50),
-    152: ("info", 5), 153: ("info", 5), 162: ("info", 10),
+    106: ("info", 5), 107: ("info", 5),
+    152: ("info", 5), 153: ("info", 5),
     163: ("warning", 25), 164: ("warning", 25), 165: ("warning", 30),
     166: ("error", 60), 167: ("critical", 88), 168: ("error", 65),
-    169: ("critical", 80), 170: ("error", 55), 171: ("error", 60),
-    172: ("error", 60), 121: ("warning", 30),
+    169: ("critical", 80), 170: ("error", 55),
 }
 
 # engine faults that only lose one decode/encode context, and codes that do
@@ -252,10 +309,12 @@ FIX = {
         "steps": ["Run nvidia-bug-report.sh before rebooting (it captures the driver state), note the GPU serial number and driver version, and open a support case."],
         "commands": ["sudo nvidia-bug-report.sh"],
     },
+    # No bucket in the catalog: say so; per-code advice (ours) comes from
+    # xid_text.json "fix".
     "": {
-        "summary": "Apply the recovery action the driver announces for this GPU in a companion Xid 154 line; with none, restart the affected application.",
-        "steps": ["Look for an Xid 154 line for the same PCI address right after this one and follow it."],
-        "commands": ["nvidia-smi -q -i <gpu> | grep -i -A2 'recovery action'"],
+        "summary": "NVIDIA's catalog names no recovery action for this Xid. If an Xid 154 line follows for the same GPU, do what it says; otherwise collect a bug report before resetting anything and ask NVIDIA or the system vendor.",
+        "steps": ["Look for an Xid 154 line for the same PCI address right after this one (the driver's recovery action for the GPU) and follow it."],
+        "commands": ["nvidia-smi -q -i <gpu> | grep -i -A2 'recovery action'", "sudo nvidia-bug-report.sh"],
     },
 }
 
@@ -360,6 +419,17 @@ def merge(base, over):
     return out
 
 
+def severity_for(code, role, imm, inv):
+    """Severity and priority. A context entry (no action needed) is info when
+    the catalog asks for no investigation either, else warning; a cause's
+    severity comes from its immediate bucket, with per-code adjustments."""
+    if role == "context":
+        if code in CODE_SEVERITY and CODE_SEVERITY[code][0] in ("info", "warning"):
+            return CODE_SEVERITY[code]
+        return ("info", 10) if inv in ("IGNORE", "") else ("warning", 10)
+    return CODE_SEVERITY.get(code, BUCKET_SEVERITY.get(imm, ("warning", 40)))
+
+
 def build(row, text, real, decode, all_codes, linked):
     code = row["code"]
     t = dict(text["codes"][str(code)])
@@ -369,21 +439,14 @@ def build(row, text, real, decode, all_codes, linked):
         t["cause"] = fam["cause"].format(unit=t["unit"])
     imm, inv = row["immediate"], row["investigatory"]
 
-    if code in SYMPTOMS:
-        role = "symptom"
-    elif code == 154 or code in CONTEXT:
-        role = "context"
-    else:
-        role = "cause"
+    role = role_for(code, imm)
     if code in HARDWARE:
         area = "hardware"
     elif code in NVLINK:
         area = "nvlink"
     else:
         area = "driver"
-    severity, priority = CODE_SEVERITY.get(code, BUCKET_SEVERITY.get(imm, ("warning", 40)))
-    if inv == "IGNORE" and imm == "IGNORE" and code not in CODE_SEVERITY:
-        severity, priority = "info", 10
+    severity, priority = severity_for(code, role, imm, inv)
 
     tags = ["xid", "xid-%d" % code] + [m.lower() for m in row["mnemonics"]]
     for b in (imm, inv):
@@ -446,12 +509,18 @@ def build(row, text, real, decode, all_codes, linked):
             entry["explains"] += HANG_SYMPTOMS + APP_CUDA_ERRORS
     if role == "context":
         if code == 154:
-            entry["refines"] = ["xid.%d" % c for c in sorted(linked) if c in all_codes]
+            refines = sorted(linked)
         else:
-            entry["refines"] = ["xid.%d" % c for c in CONTEXT[code]]
+            refines = REFINES.get(code, [])
+        if refines:
+            entry["refines"] = ["xid.%d" % c for c in refines]
 
     entry["root_cause"] = t["cause"]
-    fix = copy.deepcopy(FIX.get(imm, FIX[""]))
+    fix = copy.deepcopy(FIX[imm] if imm in FIX else FIX[""])
+    if not imm and "fix" in t:
+        # no bucket: our own advice for this code replaces the generic text
+        fix = {"summary": FIX[""]["summary"].split(". ")[0] + ". " + t["fix"]["summary"]}
+        fix.update({k: v for k, v in t["fix"].items() if k != "summary"})
     entry["fix"] = {"summary": "Catalog immediate action %s: %s" % (imm or "(none listed)", fix["summary"])}
     if fix.get("steps"):
         entry["fix"]["steps"] = fix["steps"]
@@ -470,7 +539,7 @@ def build(row, text, real, decode, all_codes, linked):
     related = []
     if code != 154:
         related.append("xid.154")
-    if role != "symptom" and code != 45:
+    if role == "cause":
         related.append("xid.45")
     if related:
         entry["related"] = related
@@ -478,26 +547,25 @@ def build(row, text, real, decode, all_codes, linked):
     refs = [CATALOG_REF, CATALOG_TABLE_REF, DRIVER_FORMAT_REF]
     matches = []
     for r in real.get(code, []):
-        ex = {"line": r["line"], "signal": signals[0]["id"], "origin": r["origin"]}
-        if r.get("captures"):
-            ex["captures"] = r["captures"]
+        sid = signals[0]["id"]
         if code in NVLINK5:
-            ex["signal"] = "xid-nonfatal" if re.search(r"\sNonfatal\s", r["line"]) else "xid-fatal"
-        matches.append(ex)
+            sid = "xid-nonfatal" if re.search(r"\sNonfatal\s", r["line"]) else "xid-fatal"
+        matches.append(example(r["line"], sid, r["origin"], r.get("captures")))
         ref = {"title": r["title"], "url": r["url"]}
         if ref not in refs:
             refs.append(ref)
     if code in NVLINK5:
+        # the NVLink5 line layout the catalog's WORKFLOW_NVLINK5_ERR bucket
+        # describes, filled with the catalog's sub-component name: made up
         sub = decode.get(code, "NETIR")
         for word, sid in (("Fatal", "xid-fatal"), ("Nonfatal", "xid-nonfatal")):
             if not any(m["signal"] == sid for m in matches):
-                matches.append({
-                    "line": "NVRM: Xid (PCI:0008:01:00): %d, %s %s XC0 i0 Link 00 (0x00000000 0x00000000 0x00000000 0x00000000 0x00000000 0x00000000)" % (code, sub, word),
-                    "signal": sid, "origin": "doc",
-                    "captures": {"pci": "0008:01:00", "xid": str(code)}})
+                matches.append(example(
+                    "NVRM: Xid (PCI:0008:01:00): %d, %s %s XC0 i0 Link 00 (0x00000000 0x00000000 0x00000000 0x00000000 0x00000000 0x00000000)" % (code, sub, word),
+                    sid, SYNTHETIC_ORIGIN, {"pci": "0008:01:00", "xid": str(code)}))
     if not matches:
-        matches.append({"line": doc_line(code), "signal": signals[0]["id"], "origin": "doc",
-                        "captures": {"pci": "0000:03:00", "xid": str(code)}})
+        matches.append(example(synthetic_line(code), signals[0]["id"], SYNTHETIC_ORIGIN,
+                               {"pci": "0000:03:00", "xid": str(code)}))
     entry["references"] = refs
     entry["examples"] = {"match": matches, "no_match": no_match_for(code, real)}
     return entry
@@ -529,6 +597,21 @@ def no_match_for(code, real):
     return out
 
 
+def facts_tsv(rows):
+    """The catalog's facts (no prose) for the codes in use, one row each."""
+    out = ["# NVIDIA Xid catalog, facts only: codes, mnemonics, applicability, resolution buckets, Xid 154 linkage.",
+           "# source: %s" % CATALOG_REF["url"],
+           "# source: %s" % CATALOG_TABLE_REF["url"],
+           "# Generated by tools/xid/gen_xid_signatures.py from ../shared/data/nvidia-xid-catalog/xids.tsv",
+           "# (Xid-Catalog.xlsx, sha256 %s). Do not edit." % CATALOG_SHA256,
+           "\t".join(["code", "mnemonic", "a100", "h100", "b100", "gb200", "immediate", "investigatory", "xid154_linkage"])]
+    for r in sorted(rows, key=lambda r: r["code"]):
+        a = r["applies"]
+        out.append("\t".join([str(r["code"]), " / ".join(r["mnemonics"]), a["A100"], a["H100"], a["B100"], a["GB200"],
+                              r["immediate"], r["investigatory"], r["linkage"]]))
+    return "\n".join(out) + "\n"
+
+
 def dump(entry):
     return json.dumps(entry, indent=2, ensure_ascii=False) + "\n"
 
@@ -537,6 +620,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--catalog", default=DEFAULT_CATALOG)
     ap.add_argument("--out", default=DEFAULT_OUT)
+    ap.add_argument("--facts", default=FACTS, help="where the catalog's facts go (default tools/xid/catalog_facts.tsv)")
     ap.add_argument("--check", action="store_true", help="do not write; exit 1 if any file would change")
     args = ap.parse_args()
 
@@ -549,10 +633,10 @@ def main():
         for r in json.load(f)["lines"]:
             real.setdefault(r["code"], []).append(r)
     all_codes = {r["code"] for r in rows}
+    causes = {r["code"] for r in rows if role_for(r["code"], r["immediate"]) == "cause"}
     # Xid 154 refines the causes the catalog links to it, plus those seen
     # followed by Xid 154 in real logs (8, 31, 62, 79, 109, 119, 149).
-    linked = {r["code"] for r in rows if r["linkage"]} | {8, 31, 62, 79, 109, 119, 149}
-    linked -= {154} | set(CONTEXT) | SYMPTOMS
+    linked = ({r["code"] for r in rows if r["linkage"]} | {8, 31, 62, 79, 109, 119, 149}) & causes
 
     missing = sorted(all_codes - {int(k) for k in text["codes"]})
     if missing:
@@ -561,6 +645,16 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     changed = []
     written = set()
+    facts = facts_tsv(rows)
+    old_facts = None
+    if os.path.exists(args.facts):
+        with open(args.facts, encoding="utf-8") as f:
+            old_facts = f.read()
+    if old_facts != facts:
+        changed.append(os.path.relpath(args.facts, REPO))
+        if not args.check:
+            with open(args.facts, "w", encoding="utf-8") as f:
+                f.write(facts)
     for row in sorted(rows, key=lambda r: r["code"]):
         entry = build(row, text, real, decode, all_codes, linked)
         ov_path = os.path.join(HERE, "overlays", "xid.%d.json" % row["code"])

@@ -47,7 +47,10 @@ struct Example {
   std::string line;
   std::string signal;                          // expected signal id ("" = any)
   std::map<std::string, std::string> captures; // expected named captures
-  std::string origin;                          // log | source | doc | ""
+  // log (a real log line), source (a format string from source code), doc
+  // (a documentation page's own line), synthetic (built by us in a real
+  // format: a documented layout with another code), or "" (unsaid).
+  std::string origin;
 };
 
 struct Reference {

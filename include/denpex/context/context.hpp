@@ -19,7 +19,9 @@
 
 namespace denpex::context {
 
-enum class Origin { prefix, body, capture, file_name, neighbour };
+// identity: resolved through the run's identity map (NCCL's init lines tie a
+// process and a GPU bus id to a rank), at correlation time.
+enum class Origin { prefix, body, capture, file_name, neighbour, identity };
 std::string_view to_string(Origin o);
 
 template <typename T> struct Field {

@@ -151,6 +151,21 @@ struct Incident {
   std::string inferred_xid;                // set when no line of the cause itself was seen: the Xid a report named
 };
 
+// One process (and its GPU) tied to a global rank by a line that states it:
+// NCCL's init line "host:pid:tid [dev] NCCL INFO ... comm 0x.. rank R nranks N
+// ... busId B". Of a process's communicators, the one with the most ranks
+// gives the global rank (the others are subgroups: tensor or pipeline
+// parallel).
+struct IdentityLink {
+  std::string host;
+  std::optional<std::int64_t> pid;
+  std::string pci; // "0000:91:00", "" when the line names no bus id
+  int rank = 0;
+  int nranks = 0;
+  std::uint32_t source = 0;
+  std::uint64_t line_no = 0;
+};
+
 // What symptom-only logs still say (symptoms-only pass).
 struct Inference {
   enum class Kind {
@@ -211,6 +226,7 @@ struct Diagnosis {
   std::optional<Inference> inference;
   std::vector<StartingPoint> starting_points; // only when nothing else was found
   std::vector<Episode> episodes;    // by clock, then time; empty without failure evidence
+  std::vector<IdentityLink> identities; // by host, then rank
   std::uint64_t hits = 0;
   ClockFacts clocks;
   std::string clock_note;           // describe(clocks, assumed_year), kept for the printers
@@ -218,6 +234,8 @@ struct Diagnosis {
 
   // The name of source `id`, "?" for an id this diagnosis does not hold.
   [[nodiscard]] const std::string& source_name(std::uint32_t id) const;
+  // The identity link that gave `e` its rank (where.from.rank = identity), or null.
+  [[nodiscard]] const IdentityLink* identity_of(const Evidence& e) const;
   // The initiating incident (always the first), or null when there is none:
   // nothing was found, or the run recovered from everything that was.
   [[nodiscard]] const Incident* initiating() const {

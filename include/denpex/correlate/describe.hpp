@@ -32,6 +32,9 @@ std::string describe_simultaneous(const Incident& inc);
 // while handling KeyError: 'x' (train.log:9), the first exception of its
 // chain", or empty.
 std::string describe_chain(const Incident& inc, const Diagnosis& d);
+// "rank 3 from NCCL's init line train.log:17: pid 40003 on node-000 (GPU
+// 0000:91:00) is rank 3 of 16", or empty when the line named its own rank.
+std::string describe_identity(const Evidence& e, const Diagnosis& d);
 // "/workspace/model.py:88 in build"
 std::string format_frame(const context::Frame& f);
 

@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,7 +26,19 @@ struct InputOptions {
   bool skip_binary_in_dirs = true;                  // directory walks skip files that look binary
   bool verbose = false;                             // report skipped files as warnings
   int follow_idle_ms = 0;                           // >0: follow growing regular files until idle this long
+  // Directory walks skip what is not a log by default: VCS and build trees
+  // (.git, node_modules, __pycache__, ...), source code, scripts and
+  // configuration (*.py, *.cpp, *.sh, *.yaml, ...), binaries and model files
+  // (docs/inputs.md). `include` globs read a file the defaults would skip;
+  // `exclude` globs skip files or directories. A glob matches a file's name
+  // or its path below the walked directory (fnmatch(3); `*` crosses '/').
+  std::vector<std::string> include;
+  std::vector<std::string> exclude;
 };
+
+// Why a directory walk would skip `relative` (a path below the walked
+// directory), or nullopt to read it. `directory` for directories.
+std::optional<std::string> walk_skip_reason(std::string_view relative, bool directory, const InputOptions& options);
 
 // One unit of work: a path that yields one or more sources. Units are
 // independent, so they can be read on different threads.
