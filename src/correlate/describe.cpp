@@ -152,6 +152,11 @@ std::string describe_inferred(const Incident& inc) {
   if (inc.inferred_xid.empty()) {
     return {};
   }
+  if (inc.inferred_from_tool) {
+    return fmt::format("inferred: the kernel's Xid {} line itself is not in these logs; a GPU monitoring tool's "
+                       "report of it is",
+                       inc.inferred_xid);
+  }
   return fmt::format("inferred: the Xid {} line itself is not in these logs; a later report names it as its cause",
                      inc.inferred_xid);
 }

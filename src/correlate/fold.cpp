@@ -301,9 +301,15 @@ void add_supporting(State& s) {
 // A report that names its cause ("Xid 45 ... caused by previous Xid 149")
 // when that cause's own line is not in the logs: the named cause is still
 // the failure, inferred from the report.
+// A monitoring tool's report of an Xid (gpud, DCGM, NVSentinel, the device
+// plugin: `reports_xid`) stands for the kernel's line the same way.
 void seed_named_causes(State& s) {
   for (const auto& r : s.records) {
-    const auto named = capture(*r.hit, "caused_by");
+    auto named = capture(*r.hit, "caused_by");
+    const bool from_tool = named.empty();
+    if (from_tool) {
+      named = capture(*r.hit, "reports_xid");
+    }
     if (named.empty() || s.cat.at(r.hit->signature).role == Role::cause) {
       continue;
     }
@@ -319,6 +325,10 @@ void seed_named_causes(State& s) {
     }
     Work w = new_incident(s, r, static_cast<std::uint32_t>(*id), {});
     w.inc.inferred_xid = named;
+    w.inc.inferred_from_tool = from_tool;
+    if (r.rank) {
+      w.inc.ranks.insert(*r.rank);
+    }
     if (!r.host.empty()) {
       w.inc.hosts.insert(r.host);
     }

@@ -418,3 +418,21 @@ TEST_CASE("identity: NCCL's init lines tie a process and a bus id to the global 
   REQUIRE(inc.collateral.size() == 1);
   CHECK(inc.collateral[0].ranks == std::set<int>{5});
 }
+
+TEST_CASE("a monitoring tool's report of an Xid stands for the missing kernel line", "[correlate][xid]") {
+  const auto cat = make_catalog({entry("xid.79", "cause", 90), entry("t.tool", "symptom", 20, {}, true)});
+  auto report = hit(cat, "t.tool", 0, 1, 2024, 11, 29, 18, 0, std::nullopt, "0000:9b:00");
+  report.captures = {{"reports_xid", "79"}};
+  auto d = denpex::correlate::correlate({report}, {SourceRef{"gpud.log", {}}}, cat);
+  REQUIRE(d.incidents.size() == 1);
+  CHECK(cat.at(d.incidents[0].signature).id == "xid.79");
+  CHECK(d.incidents[0].inferred_from_tool);
+  CHECK(denpex::correlate::describe_inferred(d.incidents[0]).find("monitoring tool") != std::string::npos);
+
+  // With the kernel's own line present, the report is its collateral.
+  auto kernel = hit(cat, "xid.79", 1, 3, 2024, 11, 29, 17, 59, std::nullopt, "0000:9b:00");
+  d = denpex::correlate::correlate({report, kernel}, {SourceRef{"gpud.log", {}}, SourceRef{"dmesg", {}}}, cat);
+  REQUIRE(d.incidents.size() == 1);
+  CHECK(d.incidents[0].inferred_xid.empty());
+  REQUIRE(d.incidents[0].collateral.size() == 1);
+}

@@ -149,6 +149,7 @@ struct Incident {
   std::shared_ptr<const context::Traceback> traceback; // above the first line: frames and chain
   std::string caused_by;                   // the line itself names an earlier cause (an Xid number)
   std::string inferred_xid;                // set when no line of the cause itself was seen: the Xid a report named
+  bool inferred_from_tool = false;         // ... a monitoring tool's report (gpud, DCGM, NVSentinel), not a later Xid line
 };
 
 // One process (and its GPU) tied to a global rank by a line that states it:
