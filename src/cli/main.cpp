@@ -74,6 +74,7 @@ struct DiagnoseArgs {
   std::uint64_t max_input_gib = 64;
   std::vector<std::string> include;
   std::vector<std::string> exclude;
+  std::string node;
 };
 
 struct GrepArgs {
@@ -352,6 +353,7 @@ int run_diagnose(const CommonArgs& common, const DiagnoseArgs& args) {
   }
   correlate::CorrelateOptions co;
   co.assume_year = args.year;
+  co.node = args.node;
   co.now_year = current_year();
 
   // --follow: re-correlate whenever a new cause arrives and say so at once.
@@ -759,6 +761,10 @@ int run(int argc, char** argv) {
       ->check(CLI::Range(1, 1 << 20));
   diagnose->add_flag("--redact", dargs.redact,
                      "mask IP addresses, host names, e-mail addresses and tokens in the output so it can be shared");
+  diagnose->add_option("--node", dargs.node,
+                       "the host of lines that name none: for a run over one node's own logs (a per-node job step, "
+                       "e.g. --node \"$(hostname)\"), so merged findings keep their node")
+      ->type_name("NAME");
   diagnose->add_option("--year", dargs.year, "year of timestamps that print none (syslog, glog); default: inferred")
       ->check(CLI::Range(1970, 2200));
   add_common(diagnose);

@@ -456,6 +456,8 @@ std::string_view to_string(Origin o) {
     return "neighbour";
   case Origin::identity:
     return "identity";
+  case Origin::option:
+    return "option";
   }
   return "?";
 }

@@ -54,7 +54,7 @@ Evidence evidence_of(const Record& r) {
     e.ctx.rank = context::Field<int>{*r.rank, r.rank_origin};
   }
   if (!r.host.empty() && !e.ctx.host) {
-    e.ctx.host = context::Field<std::string>{r.host, context::Origin::capture};
+    e.ctx.host = context::Field<std::string>{r.host, r.host_origin};
   }
   if (!r.pci.empty() && !e.ctx.pci) {
     e.ctx.pci = context::Field<std::string>{r.pci, context::Origin::capture};

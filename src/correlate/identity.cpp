@@ -134,7 +134,12 @@ void pass_identity(State& s) {
       }
       if (r.host.empty()) {
         r.host = l.host;
+        r.host_origin = context::Origin::identity;
       }
+    }
+    if (r.host.empty() && !s.options.node.empty()) {
+      r.host = s.options.node; // --node: a run over one node's own logs
+      r.host_origin = context::Origin::option;
     }
   }
 }

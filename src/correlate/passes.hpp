@@ -54,6 +54,7 @@ struct Record {
   std::optional<int> rank;
   context::Origin rank_origin = context::Origin::capture; // when the line's context had none
   std::string host;
+  context::Origin host_origin = context::Origin::capture; // when the line's context had none
   std::string pci;       // the GPU the line names (its own bus id, or its entry's capture)
   std::string shown_pci; // the GPU of its process, from the identity map (reported, never matched on)
   bool raised = false; // its entry was raised (an anchor signal, required evidence seen)

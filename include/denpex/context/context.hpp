@@ -21,7 +21,8 @@ namespace denpex::context {
 
 // identity: resolved through the run's identity map (NCCL's init lines tie a
 // process and a GPU bus id to a rank), at correlation time.
-enum class Origin { prefix, body, capture, file_name, neighbour, identity };
+// option: from the command line (--node).
+enum class Origin { prefix, body, capture, file_name, neighbour, identity, option };
 std::string_view to_string(Origin o);
 
 template <typename T> struct Field {

@@ -254,6 +254,7 @@ struct CorrelateOptions {
   std::int64_t quiet_gap_us = 30LL * 60 * 1'000'000;
   int now_year = 2026;              // last resort for year-less stamps
   int assume_year = 0;              // --year: the year of stamps that print none (0 = infer)
+  std::string node;                 // --node: the host of lines that name none (a run over one node's own logs)
 };
 
 Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const catalog::Catalog& catalog,
