@@ -86,9 +86,17 @@ bool superseded_nonfatal(const State& s, const std::vector<std::size_t>& pool, s
   if (s.cat.at(s.d.incidents[i].signature).severity > Severity::warning) {
     return false;
   }
+  const auto& a = s.d.incidents[i].first;
   return std::any_of(pool.begin(), pool.end(), [&](std::size_t j) {
-    return s.cat.at(s.d.incidents[j].signature).severity >= Severity::error && comparable(s.times[i], s.times[j]) &&
-           s.times[j]->t >= s.times[i]->t;
+    if (s.cat.at(s.d.incidents[j].signature).severity < Severity::error) {
+      return false;
+    }
+    if (comparable(s.times[i], s.times[j])) {
+      return s.times[j]->t >= s.times[i]->t;
+    }
+    // Without comparable stamps, line order in one file.
+    const auto& b = s.d.incidents[j].first;
+    return a.source == b.source && b.line_no > a.line_no;
   });
 }
 

@@ -171,19 +171,26 @@ std::string describe_simultaneous(const Incident& inc) {
 }
 
 std::string describe_chain(const Incident& inc, const Diagnosis& d) {
-  if (!inc.traceback || inc.traceback->chain.empty()) {
-    return {};
+  const auto& file = d.source_name(inc.first.source);
+  std::string out;
+  if (inc.traceback && !inc.traceback->chain.empty()) {
+    const auto& chain = inc.traceback->chain;
+    const auto& root = chain.front();
+    const auto& last = chain.back();
+    const std::string how = last.link == context::ChainLink::direct_cause ? "raised from" : "raised while handling";
+    out = chain.size() == 1 ? fmt::format("{} {} ({}:{})", how, root.text, file, root.line_no)
+                            : fmt::format("{} {} ({}:{}); the chain of {} exceptions began with {} ({}:{})", how,
+                                          last.text, file, last.line_no, chain.size() + 1, root.text, file,
+                                          root.line_no);
   }
-  const auto& chain = inc.traceback->chain;
-  const auto& root = chain.front();
-  const auto& last = chain.back();
-  const std::string how = last.link == context::ChainLink::direct_cause ? "raised from" : "raised while handling";
-  if (chain.size() == 1) {
-    return fmt::format("{} {} ({}:{})", how, root.text, d.source_name(inc.first.source), root.line_no);
+  if (!inc.later.empty()) {
+    const auto& final = inc.later.back();
+    out += fmt::format("{}it caused {} ({}:{})", out.empty() ? "" : "; ", final.text, file, final.line_no);
+    if (inc.later.size() > 1) {
+      out += fmt::format(", through {} more", inc.later.size() - 1);
+    }
   }
-  return fmt::format("{} {} ({}:{}); the chain of {} exceptions began with {} ({}:{})", how, last.text,
-                     d.source_name(inc.first.source), last.line_no, chain.size() + 1, root.text,
-                     d.source_name(inc.first.source), root.line_no);
+  return out;
 }
 
 std::string describe_identity(const Evidence& e, const Diagnosis& d) {

@@ -103,11 +103,14 @@ bool is_generic_evidence(const State& s, const Record& r) {
   return !s.cat.at(r.hit->signature).headline.empty();
 }
 
-// An exception chain is one failure: its earlier exceptions fold into the
-// last one, which reports them (Incident::traceback->chain). When a
-// catalogued cause raised one of the earlier lines (a CUDA OOM handled and
-// re-raised as a RuntimeError), that cause stands and the generic final
-// exception folds instead.
+// An exception chain is one failure. Its exceptions fold into one of them:
+// the root of the run of direct causes that ends the chain ("raise X from
+// Y": Y is the cause, X a wrapper such as "worker exited unexpectedly"),
+// else the last exception (raised while handling the earlier ones; it is what
+// the program died of). The kept one lists the exceptions raised after it
+// (Record::later). When a catalogued cause raised any line of the chain (a
+// CUDA OOM handled and re-raised as a RuntimeError), that cause stands and
+// the generic exceptions of the chain fold.
 void fold_chains(State& s) {
   std::map<std::pair<std::uint32_t, std::uint64_t>, std::vector<std::size_t>> at;
   for (std::size_t i = 0; i < s.records.size(); ++i) {
@@ -115,23 +118,56 @@ void fold_chains(State& s) {
       at[{s.records[i].hit->source, s.records[i].hit->line_no}].push_back(i);
     }
   }
+  auto generic_at = [&](std::uint32_t source, std::uint64_t line) -> Record* {
+    if (auto it = at.find({source, line}); it != at.end()) {
+      for (const auto q : it->second) {
+        if (is_generic_evidence(s, s.records[q]) && !s.records[q].folded) {
+          return &s.records[q];
+        }
+      }
+    }
+    return nullptr;
+  };
   for (auto& r : s.records) {
     if (!r.traceback || r.traceback->chain.empty() || r.folded || !is_generic_evidence(s, r)) {
       continue;
     }
-    for (const auto& link : r.traceback->chain) {
-      auto it = at.find({r.hit->source, link.line_no});
-      if (it == at.end()) {
-        continue;
+    const auto& chain = r.traceback->chain;
+    std::optional<std::size_t> root; // index of the first direct cause of the run ending at r
+    for (std::size_t k = chain.size(); k-- > 0 && chain[k].link == context::ChainLink::direct_cause;) {
+      root = k;
+    }
+    Record* keep = &r;
+    if (root) {
+      if (Record* q = generic_at(r.hit->source, chain[*root].line_no)) {
+        keep = q;
       }
-      for (const auto q : it->second) {
-        auto& earlier = s.records[q];
-        if (is_generic_evidence(s, earlier)) {
-          earlier.folded = true;
-        } else if (!earlier.folded) {
-          r.folded = true;
+    }
+    bool catalogued = false;
+    for (const auto& link : chain) {
+      if (auto it = at.find({r.hit->source, link.line_no}); it != at.end()) {
+        for (const auto q : it->second) {
+          auto& earlier = s.records[q];
+          if (!is_generic_evidence(s, earlier)) {
+            catalogued = catalogued || !earlier.folded;
+          } else if (&earlier != keep) {
+            earlier.folded = true;
+          }
         }
       }
+    }
+    if (catalogued) {
+      r.folded = true;
+      keep->folded = true;
+      continue;
+    }
+    if (keep != &r) {
+      r.folded = true;
+      keep->later.assign(chain.begin() + static_cast<std::ptrdiff_t>(*root) + 1, chain.end());
+      const auto own = context::launcher_prefix(r.hit->text);
+      keep->later.push_back(context::ChainedException{
+          std::string(util::trim(std::string_view(r.hit->text).substr(std::min(own.body, r.hit->text.size())))),
+          r.hit->line_no, context::ChainLink::direct_cause});
     }
   }
 }
@@ -183,6 +219,7 @@ Work new_incident(const State& s, const Record& r, std::uint32_t signature, std:
   w.inc.first = evidence_of(r);
   w.inc.pci = r.pci;
   w.inc.traceback = r.traceback;
+  w.inc.later = r.later;
   w.first_time = r.stamp;
   const auto n = s.cat.at(signature).signals.size();
   for (std::uint32_t k = 0; k < n; ++k) {
@@ -212,6 +249,7 @@ void seed_incidents(State& s) {
     if (earlier_than(r, w.inc.first)) {
       w.inc.first = evidence_of(r);
       w.inc.traceback = r.traceback;
+      w.inc.later = r.later;
       w.first_time = r.stamp;
     }
     if (r.stamp && !borrowed_stamp(*r.hit)) {

@@ -60,6 +60,7 @@ struct Record {
   bool raised = false; // its entry was raised (an anchor signal, required evidence seen)
   bool folded = false; // a more specific cause on the same line took it, or a later exception of its chain
   std::shared_ptr<const context::Traceback> traceback; // of its line (whichever entry's hit read it)
+  std::vector<context::ChainedException> later;        // exceptions raised from this one (a direct-cause chain)
 };
 
 // An incident while the passes build it.

@@ -129,6 +129,7 @@ void print_json(std::ostream& out, const correlate::Diagnosis& d, const catalog:
     j["inferred"] = inferred.empty() ? ordered_json(nullptr) : ordered_json(inferred);
     j["simultaneous"] = inc.simultaneous;
     j["traceback"] = detail::traceback_json(d, inc);
+    j["later"] = detail::later_json(d, inc);
     j["caused_by"] = inc.caused_by.empty() ? ordered_json(nullptr) : ordered_json("xid." + inc.caused_by);
     j["root_cause"] = sig.root_cause;
     ordered_json fix;

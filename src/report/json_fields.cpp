@@ -134,4 +134,16 @@ ordered_json traceback_json(const correlate::Diagnosis& d, const correlate::Inci
   return j;
 }
 
+ordered_json later_json(const correlate::Diagnosis& d, const correlate::Incident& inc) {
+  ordered_json a = ordered_json::array();
+  for (const auto& c : inc.later) {
+    ordered_json cj;
+    cj["text"] = safe(c.text);
+    cj["file"] = safe(d.source_name(inc.first.source));
+    cj["line"] = c.line_no;
+    a.push_back(cj);
+  }
+  return a;
+}
+
 } // namespace denpex::report::detail

@@ -37,5 +37,7 @@ ordered_json signals_json(const correlate::Diagnosis& d, const catalog::Signatur
 // The traceback above an exception: frames, where it was raised, the
 // innermost frame outside libraries, and the chain it ends (null without one).
 ordered_json traceback_json(const correlate::Diagnosis& d, const correlate::Incident& inc);
+// The exceptions raised from the incident's own (a direct-cause chain whose root it is).
+ordered_json later_json(const correlate::Diagnosis& d, const correlate::Incident& inc);
 
 } // namespace denpex::report::detail

@@ -436,3 +436,20 @@ TEST_CASE("a monitoring tool's report of an Xid stands for the missing kernel li
   CHECK(d.incidents[0].inferred_xid.empty());
   REQUIRE(d.incidents[0].collateral.size() == 1);
 }
+
+TEST_CASE("r14: a direct-cause chain is named by its root, with what it caused", "[correlate][generic]") {
+  const auto cat = make_catalog({headline_entry("t.exc", 34)});
+  auto root = exception(cat, "t.exc", 3, 0, 7, "RuntimeError", "worker SIGBUS");
+  auto last = exception(cat, "t.exc", 9, 0, 7, "RuntimeError", "worker exited unexpectedly");
+  last.text = "7: [rank7]: RuntimeError: worker exited unexpectedly";
+  auto tb = std::make_shared<denpex::context::Traceback>();
+  tb->chain = {{"RuntimeError: worker SIGBUS", 3, denpex::context::ChainLink::direct_cause}};
+  last.traceback = tb;
+  const auto d = denpex::correlate::correlate({root, last}, {SourceRef{"train.log", {}}}, cat);
+  REQUIRE(d.incidents.size() == 1);
+  CHECK(d.incidents[0].headline == "RuntimeError: worker SIGBUS");
+  REQUIRE(d.incidents[0].later.size() == 1);
+  CHECK(d.incidents[0].later[0].text == "RuntimeError: worker exited unexpectedly");
+  CHECK(denpex::correlate::describe_chain(d.incidents[0], d) ==
+        "it caused RuntimeError: worker exited unexpectedly (train.log:9)");
+}

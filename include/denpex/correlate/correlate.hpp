@@ -147,6 +147,9 @@ struct Incident {
   // with no clock to tell them apart): no rank started it.
   bool simultaneous = false;
   std::shared_ptr<const context::Traceback> traceback; // above the first line: frames and chain
+  // The exceptions raised from this one, in order (a direct-cause chain whose
+  // root this is: "raise RuntimeError('worker exited unexpectedly') from e").
+  std::vector<context::ChainedException> later;
   std::string caused_by;                   // the line itself names an earlier cause (an Xid number)
   std::string inferred_xid;                // set when no line of the cause itself was seen: the Xid a report named
   bool inferred_from_tool = false;         // ... a monitoring tool's report (gpud, DCGM, NVSentinel), not a later Xid line
