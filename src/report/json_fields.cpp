@@ -105,6 +105,24 @@ ordered_json frame_json(const context::Frame* f) {
   return j;
 }
 
+// Exceptions of a chain (in the incident's own file): text, file, line, and
+// how the next one follows it when `with_link`.
+ordered_json chained_json(const correlate::Diagnosis& d, const correlate::Incident& inc,
+                          const std::vector<context::ChainedException>& chain, bool with_link) {
+  ordered_json a = ordered_json::array();
+  for (const auto& c : chain) {
+    ordered_json cj;
+    cj["text"] = safe(c.text);
+    cj["file"] = safe(d.source_name(inc.first.source));
+    cj["line"] = c.line_no;
+    if (with_link) {
+      cj["link"] = std::string(context::to_string(c.link));
+    }
+    a.push_back(cj);
+  }
+  return a;
+}
+
 } // namespace
 
 ordered_json traceback_json(const correlate::Diagnosis& d, const correlate::Incident& inc) {
@@ -121,29 +139,12 @@ ordered_json traceback_json(const correlate::Diagnosis& d, const correlate::Inci
   j["frames"] = frames;
   j["raising"] = frame_json(tb.raising());
   j["user_frame"] = frame_json(tb.user_frame());
-  ordered_json chain = ordered_json::array();
-  for (const auto& c : tb.chain) {
-    ordered_json cj;
-    cj["text"] = safe(c.text);
-    cj["file"] = safe(d.source_name(inc.first.source));
-    cj["line"] = c.line_no;
-    cj["link"] = std::string(context::to_string(c.link));
-    chain.push_back(cj);
-  }
-  j["chain"] = chain;
+  j["chain"] = chained_json(d, inc, tb.chain, true);
   return j;
 }
 
 ordered_json later_json(const correlate::Diagnosis& d, const correlate::Incident& inc) {
-  ordered_json a = ordered_json::array();
-  for (const auto& c : inc.later) {
-    ordered_json cj;
-    cj["text"] = safe(c.text);
-    cj["file"] = safe(d.source_name(inc.first.source));
-    cj["line"] = c.line_no;
-    a.push_back(cj);
-  }
-  return a;
+  return chained_json(d, inc, inc.later, false);
 }
 
 } // namespace denpex::report::detail
