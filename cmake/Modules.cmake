@@ -18,7 +18,8 @@ if(HS_FOUND)
   target_compile_definitions(denpex_matcher PRIVATE DENPEX_HAVE_HYPERSCAN)
   target_link_libraries(denpex_matcher PRIVATE PkgConfig::HS)
 endif()
-denpex_module(context SOURCES src/context/context.cpp src/context/timestamp.cpp src/context/traceback.cpp PUBLIC denpex_util)
+denpex_module(context SOURCES src/context/context.cpp src/context/timestamp.cpp src/context/traceback.cpp
+              src/context/formats.cpp PUBLIC denpex_util PRIVATE nlohmann_json::nlohmann_json PkgConfig::RE2)
 denpex_module(correlate SOURCES src/correlate/correlate.cpp src/correlate/clocks.cpp src/correlate/identity.cpp src/correlate/fold.cpp src/correlate/episodes.cpp src/correlate/causality.cpp src/correlate/choose.cpp src/correlate/attach.cpp src/correlate/missing.cpp src/correlate/symptoms_only.cpp src/correlate/fallback.cpp src/correlate/describe.cpp PUBLIC denpex_catalog denpex_context PRIVATE fmt::fmt)
 denpex_module(scan SOURCES src/scan/scan.cpp
               PUBLIC denpex_source denpex_matcher denpex_context denpex_correlate PRIVATE Threads::Threads PkgConfig::RE2 nlohmann_json::nlohmann_json)

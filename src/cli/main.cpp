@@ -31,6 +31,7 @@
 #include <denpex/report/report.hpp>
 #include <denpex/scan/scan.hpp>
 #include <denpex/selftest/selftest.hpp>
+#include <denpex/context/formats.hpp>
 #include <denpex/source/input.hpp>
 #include <denpex/util/strings.hpp>
 
@@ -75,6 +76,7 @@ struct DiagnoseArgs {
   std::vector<std::string> include;
   std::vector<std::string> exclude;
   std::string node;
+  std::vector<std::string> formats;
 };
 
 struct GrepArgs {
@@ -88,6 +90,7 @@ struct GrepArgs {
   bool redact = false;
   std::vector<std::string> include;
   std::vector<std::string> exclude;
+  std::vector<std::string> formats;
 };
 
 // Bytes and files done, on stderr, only when stderr is a terminal and the
@@ -304,6 +307,17 @@ Expected<matcher::Matcher> compile_matcher(const catalog::Catalog& cat, matcher:
   return m;
 }
 
+// The built-in line formats plus --formats DIRs (docs/formats.md); problems
+// in a team's files go to `diags` (exit 2) and the rest still load.
+context::FormatSet load_formats(const std::vector<std::string>& dirs, Diagnostics& diags) {
+  auto files = context::builtin_format_files();
+  for (const auto& dir : dirs) {
+    auto more = context::read_format_directory(dir, diags);
+    files.insert(files.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+  }
+  return context::FormatSet::load(files, diags);
+}
+
 int run_diagnose(const CommonArgs& common, const DiagnoseArgs& args) {
   Diagnostics diags;
   auto cat = load(common, diags, false);
@@ -343,7 +357,9 @@ int run_diagnose(const CommonArgs& common, const DiagnoseArgs& args) {
     io.follow_idle_ms = args.follow_idle * 1000;
   }
   auto opener = source::make_filesystem_opener(io);
+  const auto formats = load_formats(args.formats, diags);
   scan::ScanOptions so;
+  so.formats = &formats;
   so.jobs = args.jobs == 0 ? default_jobs() : args.jobs;
   so.findings_catalog = &*cat;
   so.catalog = &*cat;
@@ -492,7 +508,9 @@ int run_grep(const CommonArgs& common, const GrepArgs& args) {
   io.include = args.include;
   io.exclude = args.exclude;
   auto opener = source::make_filesystem_opener(io);
+  const auto formats = load_formats(args.formats, diags);
   scan::ScanOptions so;
+  so.formats = &formats;
   so.jobs = 1;
   if (common.chunk_size != 0) {
     so.reader.buffer_size = common.chunk_size;
@@ -728,7 +746,13 @@ int run(int argc, char** argv) {
   };
 
   // What a directory walk reads (docs/inputs.md, "Directory walks").
-  auto add_walk_options = [](CLI::App* sub, std::vector<std::string>& include, std::vector<std::string>& exclude) {
+  auto add_walk_options = [](CLI::App* sub, std::vector<std::string>& include, std::vector<std::string>& exclude,
+                             std::vector<std::string>& formats) {
+    sub->add_option("--formats", formats,
+                    "also load line formats (a launcher's prefix, a logger's stamp) from DIR; docs/formats.md "
+                    "(repeatable)")
+        ->type_name("DIR")
+        ->allow_extra_args(false);
     sub->add_option("--include", include,
                     "in directory walks, also read files matching GLOB that are skipped by default (e.g. '*.sh'; "
                     "repeatable)")
@@ -755,7 +779,7 @@ int run(int argc, char** argv) {
                      "it when a more specific cause arrives; the full report comes when the input ends");
   diagnose->add_option("--follow-idle", dargs.follow_idle, "with --follow on a file: stop after this many seconds without growth (default 30)");
   diagnose->add_flag("-v,--verbose", dargs.verbose, "say which files a directory walk skipped, and why");
-  add_walk_options(diagnose, dargs.include, dargs.exclude);
+  add_walk_options(diagnose, dargs.include, dargs.exclude, dargs.formats);
   diagnose->add_option("--max-input-size", dargs.max_input_gib,
                        "stop reading any one source after this many GiB (decompressed), with an error; default 64")
       ->check(CLI::Range(1, 1 << 20));
@@ -782,7 +806,7 @@ int run(int argc, char** argv) {
   grep->add_flag("-c,--count", gargs.count, "print a count per signature instead of lines");
   grep->add_flag("--json", gargs.json, "one JSON object per matched line");
   grep->add_flag("-v,--verbose", gargs.verbose, "say which files a directory walk skipped, and why");
-  add_walk_options(grep, gargs.include, gargs.exclude);
+  add_walk_options(grep, gargs.include, gargs.exclude, gargs.formats);
   grep->add_flag("--redact", gargs.redact, "mask IP addresses, e-mail addresses and tokens in matched lines");
   add_common(grep);
 

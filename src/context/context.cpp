@@ -1,6 +1,7 @@
 // Rank, host, GPU and pid from the prefixes and bodies of log lines. See
 // docs/context.md for every format and where it comes from.
 #include <denpex/context/context.hpp>
+#include <denpex/context/formats.hpp>
 
 #include <cctype>
 #include <cstring>
@@ -555,11 +556,15 @@ std::size_t rank_from_interleaved_prefix(std::string_view before, LineContext& c
 
 } // namespace
 
-SourceContext::SourceContext(std::string_view source_name) : m_path(parse_path(source_name)) {}
+SourceContext::SourceContext(std::string_view source_name, const FormatSet* formats)
+    : m_path(parse_path(source_name)), m_formats(formats) {}
 
 LineContext SourceContext::context_for(std::string_view chunk, std::size_t line_pos, std::string_view line,
                                        std::size_t match_pos) {
   LineContext ctx = parse_line(line);
+  if (m_formats != nullptr && m_formats->has_data_formats()) {
+    m_formats->apply(line, ctx);
+  }
   if (match_pos > 0) {
     const auto at = rank_from_interleaved_prefix(line.substr(0, std::min(match_pos, line.size())), ctx);
     if (at != std::string_view::npos) {

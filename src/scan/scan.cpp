@@ -491,7 +491,7 @@ void scan_unit(source::InputOpener& opener, const source::InputUnit& unit, const
     out.sources.push_back(correlate::SourceRef{info.name, info.mtime});
     ++out.totals.sources;
     source::LineReader reader(stream, info.name, options.reader);
-    context::SourceContext ctx(info.name);
+    context::SourceContext ctx(info.name, options.formats);
     Collector sink(out, local_id, ctx, options);
     std::size_t samples_left = options.error_samples;
     std::optional<correlate::ProgressMark> progress;

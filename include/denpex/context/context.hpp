@@ -99,10 +99,14 @@ struct PathContext {
 };
 PathContext parse_path(std::string_view path);
 
+class FormatSet; // formats.hpp
+
 // Per-source state for the lines of one source, in order.
 class SourceContext {
 public:
-  explicit SourceContext(std::string_view source_name);
+  // `formats`: line formats from data (--formats DIR) applied to matched
+  // lines for the fields the built-in scanners leave empty; may be null.
+  explicit SourceContext(std::string_view source_name, const FormatSet* formats = nullptr);
 
   // Context for the matched line at `line_pos` in `chunk`: the line's own
   // fields, then (for what is missing) the nearest earlier stamp in the chunk
@@ -122,6 +126,7 @@ public:
 
 private:
   PathContext m_path;
+  const FormatSet* m_formats = nullptr;
   // A line without a stamp takes the nearest earlier one within this many
   // lines (a stack trace or a multi-line message under one stamped line).
   static constexpr std::size_t k_stamp_lookback = 64;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <denpex/catalog/catalog.hpp>
+#include <denpex/context/formats.hpp>
 #include <denpex/correlate/correlate.hpp>
 #include <denpex/matcher/matcher.hpp>
 #include <denpex/source/input.hpp>
@@ -27,6 +28,9 @@ struct ScanOptions {
   // signal, and signals with a look-back read the traceback or the thrown
   // type above their line (context/traceback.hpp).
   const catalog::Catalog* catalog = nullptr;
+  // Line formats from data (--formats DIR): launcher prefixes the built-in
+  // scanners do not know (context/formats.hpp). May be null.
+  const context::FormatSet* formats = nullptr;
   std::size_t max_line_copy = 2048;     // bytes of a matched line kept for the report
   std::size_t error_samples = 64;       // error-looking lines sampled per source (0 = off)
   // When set, a source that is denpex's own `--format jsonl` output is read as
