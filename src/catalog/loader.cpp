@@ -1,4 +1,5 @@
 #include <denpex/catalog/catalog.hpp>
+#include <denpex/util/files.hpp>
 
 #include <algorithm>
 #include <filesystem>
@@ -613,32 +614,9 @@ bool Catalog::refines(std::size_t ctx, std::size_t cause) const {
 }
 
 std::vector<CatalogFile> read_directory(const std::string& dir, Diagnostics& diags) {
-  namespace fs = std::filesystem;
   std::vector<CatalogFile> files;
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) {
-    diags.error(Error{ErrorKind::io, dir, "not a directory of signature files"});
-    return files;
-  }
-  std::vector<std::string> paths;
-  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    if (it->is_regular_file() && it->path().extension() == ".json") {
-      paths.push_back(it->path().string());
-    }
-  }
-  if (ec) {
-    diags.error(Error{ErrorKind::io, dir, "cannot list directory: " + ec.message()});
-  }
-  std::sort(paths.begin(), paths.end());
-  for (const auto& p : paths) {
-    std::ifstream in(p, std::ios::binary);
-    if (!in) {
-      diags.error(Error{ErrorKind::io, p, "cannot read file"});
-      continue;
-    }
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    files.push_back(CatalogFile{p, ss.str(), false});
+  for (auto& [path, text] : util::read_json_directory(dir, "signature files", diags)) {
+    files.push_back(CatalogFile{std::move(path), std::move(text), false});
   }
   return files;
 }

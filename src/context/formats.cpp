@@ -1,11 +1,9 @@
 // Line formats as data (include/denpex/context/formats.hpp; docs/formats.md).
 #include <denpex/context/formats.hpp>
+#include <denpex/util/files.hpp>
 
 #include <algorithm>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 #include <re2/re2.h>
@@ -270,29 +268,9 @@ void FormatSet::apply(std::string_view line, LineContext& ctx) const {
 }
 
 std::vector<FormatFile> read_format_directory(const std::string& dir, Diagnostics& diags) {
-  namespace fs = std::filesystem;
   std::vector<FormatFile> files;
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) {
-    diags.error(Error{ErrorKind::io, dir, "not a directory of format files"});
-    return files;
-  }
-  std::vector<std::string> paths;
-  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    if (it->is_regular_file() && it->path().extension() == ".json") {
-      paths.push_back(it->path().string());
-    }
-  }
-  std::sort(paths.begin(), paths.end());
-  for (const auto& p : paths) {
-    std::ifstream in(p, std::ios::binary);
-    if (!in) {
-      diags.error(Error{ErrorKind::io, p, "cannot read file"});
-      continue;
-    }
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    files.push_back(FormatFile{p, ss.str()});
+  for (auto& [path, text] : util::read_json_directory(dir, "format files", diags)) {
+    files.push_back(FormatFile{std::move(path), std::move(text), false});
   }
   return files;
 }
