@@ -19,25 +19,27 @@ _denpex() {
     --color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return ;;
     --format)
       case "$cmd" in
-        diagnose) COMPREPLY=($(compgen -W "text json jsonl sarif github markdown" -- "$cur")) ;;
+        diagnose) COMPREPLY=($(compgen -W "text json jsonl sarif github markdown prometheus gcc" -- "$cur")) ;;
         signatures) COMPREPLY=($(compgen -W "patterns ids markdown" -- "$cur")) ;;
       esac
       return ;;
     --fail-on) COMPREPLY=($(compgen -W "info warning error critical never" -- "$cur")); return ;;
     --role) COMPREPLY=($(compgen -W "cause symptom context" -- "$cur")); return ;;
     --area) COMPREPLY=($(compgen -W "hardware driver nvlink network nccl cuda framework host storage numeric scheduler config" -- "$cur")); return ;;
+    --formats) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+    --output) COMPREPLY=($(compgen -W "text= json= jsonl= sarif= github= markdown= prometheus= gcc=" -- "$cur")); compopt -o nospace 2>/dev/null; return ;;
     --ignore|--signature) COMPREPLY=($(compgen -W "$(denpex signatures export --format ids 2>/dev/null)" -- "$cur")); return ;;
   esac
   case "$cmd" in
     diagnose)
       if [[ "$cur" == -* ]]; then
-        COMPREPLY=($(compgen -W "$common --format --fail-on --ignore --jobs -j --year --follow --follow-idle --verbose -v --redact" -- "$cur"))
+        COMPREPLY=($(compgen -W "$common --format --output --fail-on --ignore --jobs -j --year --node --follow --follow-idle --verbose -v --redact --include --exclude --formats --max-input-size" -- "$cur"))
       else
         COMPREPLY=($(compgen -f -- "$cur"))
       fi ;;
     grep)
       if [[ "$cur" == -* ]]; then
-        COMPREPLY=($(compgen -W "$common --signature --area --role --count -c --json --verbose -v --redact" -- "$cur"))
+        COMPREPLY=($(compgen -W "$common --signature --area --role --count -c --json --verbose -v --redact --include --exclude --formats" -- "$cur"))
       else
         COMPREPLY=($(compgen -f -- "$cur"))
       fi ;;
@@ -78,7 +80,10 @@ _denpex() {
   fi
   case $words[2] in
     diagnose) _arguments -s $common \
-      '--format[output format]:format:(text json jsonl sarif github markdown)' \
+      '--format[output format]:format:(text json jsonl sarif github markdown prometheus gcc)' \
+      '*--output[also write FORMAT to PATH]:format=path:' '--node[host of lines that name none]:node:_hosts' \
+      '*--include[read files matching GLOB]:glob:' '*--exclude[skip files matching GLOB]:glob:' \
+      '*--formats[line formats from DIR]:dir:_files -/' '--max-input-size[GiB per source]:gib:' \
       '--fail-on[lowest severity that fails]:severity:(info warning error critical never)' \
       '*--ignore[ignore a signature]:id:_denpex_ids' '(-j --jobs)'{-j,--jobs}'[files read in parallel]:n:' \
       '--year[year of stamps without one]:year:' '--follow[follow a growing file or a pipe]' \
@@ -88,6 +93,8 @@ _denpex() {
       '*--area[only this area]:area:(hardware driver nvlink network nccl cuda framework host storage numeric scheduler config)' \
       '--role[only this role]:role:(cause symptom context)' '(-c --count)'{-c,--count}'[counts per signature]' \
       '--json[one JSON object per line]' '(-v --verbose)'{-v,--verbose}'[say what was skipped]' \
+      '*--include[read files matching GLOB]:glob:' '*--exclude[skip files matching GLOB]:glob:' \
+      '*--formats[line formats from DIR]:dir:_files -/' \
       '--redact[mask addresses and tokens]' '*:log:_files' ;;
     explain) _arguments $common '1:query:_denpex_ids' ;;
     signatures) _arguments $common '1:action:(list show test lint export)' '--format[export format]:format:(patterns ids markdown)' \

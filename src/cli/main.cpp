@@ -1,5 +1,6 @@
 // denpex command line: parse (CLI11, no I/O), build the configuration, run.
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cerrno>
@@ -8,7 +9,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <ctime>
+#include <cstring>
 #include <iostream>
 #include <set>
 #include <sstream>
@@ -47,6 +50,10 @@ namespace denpex::cli {
 
 namespace {
 
+// Every --format, in the order --help lists them.
+constexpr std::array<std::string_view, 8> k_formats = {"text",     "json",       "jsonl", "sarif",
+                                                       "github",   "markdown",   "prometheus", "gcc"};
+
 // When main() began: -v reports how long start-up (catalog load and matcher
 // compile) took.
 std::chrono::steady_clock::time_point g_started;
@@ -77,6 +84,7 @@ struct DiagnoseArgs {
   std::vector<std::string> exclude;
   std::string node;
   std::vector<std::string> formats;
+  std::vector<std::string> outputs; // FORMAT=PATH
 };
 
 struct GrepArgs {
@@ -307,6 +315,75 @@ Expected<matcher::Matcher> compile_matcher(const catalog::Catalog& cat, matcher:
   return m;
 }
 
+// One diagnosis in one format (docs/output-formats.md).
+void print_report(std::ostream& out, const std::string& format, const correlate::Diagnosis& d,
+                  const catalog::Catalog& cat, const report::RunInfo& run, bool color) {
+  if (format == "json") {
+    report::print_json(out, d, cat, run);
+  } else if (format == "jsonl") {
+    report::print_jsonl(out, d, cat, run);
+  } else if (format == "sarif") {
+    report::print_sarif(out, d, cat, run);
+  } else if (format == "github") {
+    report::print_github(out, d, cat, run);
+  } else if (format == "markdown") {
+    report::print_markdown(out, d, cat, run);
+  } else if (format == "prometheus") {
+    report::print_prometheus(out, d, cat, run);
+  } else if (format == "gcc") {
+    report::print_gcc(out, d, cat, run);
+  } else {
+    report::TextOptions to;
+    to.color = color;
+    to.width = text_width();
+    report::print_text(out, d, cat, run, to);
+  }
+}
+
+// Writes PATH through a temporary file in the same directory and a rename,
+// so a reader (node_exporter's textfile collector) never sees half a file.
+void write_atomically(const std::string& path, Diagnostics& diags, const std::function<void(std::ostream&)>& print) {
+  const auto tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) {
+      diags.error(Error{ErrorKind::io, path, std::string("cannot write: ") + std::strerror(errno)});
+      return;
+    }
+    print(out);
+    out.flush();
+    if (!out) {
+      diags.error(Error{ErrorKind::io, path, "write failed"});
+      std::remove(tmp.c_str());
+      return;
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    diags.error(Error{ErrorKind::io, path, std::string("cannot rename the temporary file: ") + std::strerror(errno)});
+    std::remove(tmp.c_str());
+  }
+}
+
+// --output FORMAT=PATH, checked before anything is read.
+std::optional<std::vector<std::pair<std::string, std::string>>> parse_outputs(const std::vector<std::string>& specs,
+                                                                             Diagnostics& diags) {
+  std::vector<std::pair<std::string, std::string>> outputs;
+  bool ok = true;
+  for (const auto& spec : specs) {
+    const auto eq = spec.find('=');
+    const auto format = spec.substr(0, eq == std::string::npos ? 0 : eq);
+    if (eq == std::string::npos || eq + 1 == spec.size() || std::find(k_formats.begin(), k_formats.end(), format) == k_formats.end()) {
+      diags.error(Error{ErrorKind::usage, "--output " + spec,
+                        "expected FORMAT=PATH with FORMAT one of text, json, jsonl, sarif, github, markdown, "
+                        "prometheus, gcc"});
+      ok = false;
+      continue;
+    }
+    outputs.emplace_back(format, spec.substr(eq + 1));
+  }
+  return ok ? std::optional(std::move(outputs)) : std::nullopt;
+}
+
 // The built-in line formats plus --formats DIRs (docs/formats.md); problems
 // in a team's files go to `diags` (exit 2) and the rest still load.
 context::FormatSet load_formats(const std::vector<std::string>& dirs, Diagnostics& diags) {
@@ -326,6 +403,11 @@ int run_diagnose(const CommonArgs& common, const DiagnoseArgs& args) {
     return k_exit_error;
   }
   const bool catalog_errors = diags.has_errors();
+  const auto outputs = parse_outputs(args.outputs, diags);
+  if (!outputs) {
+    print_diagnostics(diags);
+    return k_exit_error;
+  }
   const auto parsed_fail_on = catalog::parse_severity(args.fail_on);
   const bool gate = args.fail_on != "never";
   const catalog::Severity fail_level = parsed_fail_on.value_or(catalog::Severity::error);
@@ -429,23 +511,11 @@ int run_diagnose(const CommonArgs& common, const DiagnoseArgs& args) {
     report::redact(diagnosis);
   }
   if (!common.quiet) {
-    if (args.format == "json") {
-      report::print_json(std::cout, diagnosis, *cat, run);
-    } else if (args.format == "jsonl") {
-      report::print_jsonl(std::cout, diagnosis, *cat, run);
-    } else if (args.format == "sarif") {
-      report::print_sarif(std::cout, diagnosis, *cat, run);
-    } else if (args.format == "github") {
-      report::print_github(std::cout, diagnosis, *cat, run);
-    } else if (args.format == "markdown") {
-      report::print_markdown(std::cout, diagnosis, *cat, run);
-    } else {
-      report::TextOptions to;
-      to.color = use_color(common.color, STDOUT_FILENO);
-      to.width = text_width();
-      report::print_text(std::cout, diagnosis, *cat, run, to);
-    }
+    print_report(std::cout, args.format, diagnosis, *cat, run, use_color(common.color, STDOUT_FILENO));
     std::cout.flush();
+  }
+  for (const auto& [format, path] : *outputs) {
+    write_atomically(path, diags, [&](std::ostream& out) { print_report(out, format, diagnosis, *cat, run, false); });
   }
   print_diagnostics(diags);
   if (diags.has_errors() || catalog_errors) {
@@ -769,8 +839,15 @@ int run(int argc, char** argv) {
                    "  denpex diagnose --format json --fail-on error logs/\n"
                    "Exit status: 0 nothing at or above --fail-on, 1 failure diagnosed, 2 usage or input error.");
   diagnose->add_option("paths", dargs.paths, "log files, directories or archives; - or nothing reads stdin");
-  diagnose->add_option("--format", dargs.format, "text, json, jsonl, sarif, github (workflow annotations), markdown")
-      ->check(CLI::IsMember({"text", "json", "jsonl", "sarif", "github", "markdown"}));
+  diagnose->add_option("--format", dargs.format,
+                       "text, json, jsonl, sarif, github (workflow annotations), markdown, prometheus (textfile "
+                       "collector), gcc (FILE:LINE:COL for editors)")
+      ->check(CLI::IsMember(std::vector<std::string>(k_formats.begin(), k_formats.end())));
+  diagnose->add_option("--output", dargs.outputs,
+                       "also write FORMAT to PATH, through a temporary file and a rename (repeatable), e.g. "
+                       "--output sarif=denpex.sarif --output prometheus=/var/lib/node_exporter/denpex.prom")
+      ->type_name("FORMAT=PATH")
+      ->allow_extra_args(false);
   diagnose->add_option("--fail-on", dargs.fail_on, "lowest severity that makes the exit status 1: info, warning, error, critical, never");
   diagnose->add_option("--ignore", dargs.ignore, "ignore a signature id (repeatable)")->type_name("ID")->allow_extra_args(false);
   diagnose->add_option("-j,--jobs", dargs.jobs, "files read in parallel (default: all cores)");

@@ -44,6 +44,19 @@ void print_markdown(std::ostream& out, const correlate::Diagnosis& d, const cata
 // line, each carrying its own source file and host so per-node outputs can be concatenated.
 void print_jsonl(std::ostream& out, const correlate::Diagnosis& d, const catalog::Catalog& cat, const RunInfo& run);
 
+// Prometheus text exposition for node_exporter's textfile collector: per
+// incident a denpex_incident sample with bounded labels (signature,
+// severity, area, node, rank, gpu, initiating; never log text), lines per
+// signature, whether an initiating failure was found, and the failure's time
+// span from the logs. docs/monitoring.md.
+void print_prometheus(std::ostream& out, const correlate::Diagnosis& d, const catalog::Catalog& cat,
+                      const RunInfo& run);
+
+// FILE:LINE:COLUMN: SEVERITY: [id] message, one line per incident, per
+// collateral group and per unexplained group: what VS Code problem matchers,
+// Vim's quickfix and Emacs's compilation mode read. docs/editors.md.
+void print_gcc(std::ostream& out, const correlate::Diagnosis& d, const catalog::Catalog& cat, const RunInfo& run);
+
 // --- Escaping helpers (exposed for tests) ---------------------------------
 
 // GitHub workflow-command escaping of a message: % -> %25, \r -> %0D, \n -> %0A.
