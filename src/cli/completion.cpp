@@ -19,7 +19,7 @@ _denpex() {
     --color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return ;;
     --format)
       case "$cmd" in
-        diagnose) COMPREPLY=($(compgen -W "text json jsonl sarif github markdown prometheus gcc" -- "$cur")) ;;
+        diagnose) COMPREPLY=($(compgen -W "text json jsonl sarif github markdown prometheus gcc html" -- "$cur")) ;;
         signatures) COMPREPLY=($(compgen -W "patterns ids markdown" -- "$cur")) ;;
       esac
       return ;;
@@ -27,13 +27,13 @@ _denpex() {
     --role) COMPREPLY=($(compgen -W "cause symptom context" -- "$cur")); return ;;
     --area) COMPREPLY=($(compgen -W "hardware driver nvlink network nccl cuda framework host storage numeric scheduler config" -- "$cur")); return ;;
     --formats) COMPREPLY=($(compgen -d -- "$cur")); return ;;
-    --output) COMPREPLY=($(compgen -W "text= json= jsonl= sarif= github= markdown= prometheus= gcc=" -- "$cur")); compopt -o nospace 2>/dev/null; return ;;
+    --output) COMPREPLY=($(compgen -W "text= json= jsonl= sarif= github= markdown= prometheus= gcc= html=" -- "$cur")); compopt -o nospace 2>/dev/null; return ;;
     --ignore|--signature) COMPREPLY=($(compgen -W "$(denpex signatures export --format ids 2>/dev/null)" -- "$cur")); return ;;
   esac
   case "$cmd" in
     diagnose)
       if [[ "$cur" == -* ]]; then
-        COMPREPLY=($(compgen -W "$common --format --output --fail-on --ignore --jobs -j --year --node --follow --follow-idle --verbose -v --redact --include --exclude --formats --max-input-size" -- "$cur"))
+        COMPREPLY=($(compgen -W "$common --format --output --fail-on --ignore --jobs -j --year --node --no-timeline --follow --follow-idle --verbose -v --redact --include --exclude --formats --max-input-size" -- "$cur"))
       else
         COMPREPLY=($(compgen -f -- "$cur"))
       fi ;;
@@ -80,7 +80,7 @@ _denpex() {
   fi
   case $words[2] in
     diagnose) _arguments -s $common \
-      '--format[output format]:format:(text json jsonl sarif github markdown prometheus gcc)' \
+      '--format[output format]:format:(text json jsonl sarif github markdown prometheus gcc html)' \
       '*--output[also write FORMAT to PATH]:format=path:' '--node[host of lines that name none]:node:_hosts' \
       '*--include[read files matching GLOB]:glob:' '*--exclude[skip files matching GLOB]:glob:' \
       '*--formats[line formats from DIR]:dir:_files -/' '--max-input-size[GiB per source]:gib:' \

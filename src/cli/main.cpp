@@ -51,8 +51,8 @@ namespace denpex::cli {
 namespace {
 
 // Every --format, in the order --help lists them.
-constexpr std::array<std::string_view, 8> k_formats = {"text",     "json",       "jsonl", "sarif",
-                                                       "github",   "markdown",   "prometheus", "gcc"};
+constexpr std::array<std::string_view, 9> k_formats = {"text",     "json",       "jsonl", "sarif", "github",
+                                                       "markdown", "prometheus", "gcc",   "html"};
 
 // When main() began: -v reports how long start-up (catalog load and matcher
 // compile) took.
@@ -85,6 +85,7 @@ struct DiagnoseArgs {
   std::string node;
   std::vector<std::string> formats;
   std::vector<std::string> outputs; // FORMAT=PATH
+  bool no_timeline = false;
 };
 
 struct GrepArgs {
@@ -317,7 +318,7 @@ Expected<matcher::Matcher> compile_matcher(const catalog::Catalog& cat, matcher:
 
 // One diagnosis in one format (docs/output-formats.md).
 void print_report(std::ostream& out, const std::string& format, const correlate::Diagnosis& d,
-                  const catalog::Catalog& cat, const report::RunInfo& run, bool color) {
+                  const catalog::Catalog& cat, const report::RunInfo& run, bool color, bool timeline = true) {
   if (format == "json") {
     report::print_json(out, d, cat, run);
   } else if (format == "jsonl") {
@@ -332,10 +333,13 @@ void print_report(std::ostream& out, const std::string& format, const correlate:
     report::print_prometheus(out, d, cat, run);
   } else if (format == "gcc") {
     report::print_gcc(out, d, cat, run);
+  } else if (format == "html") {
+    report::print_html(out, d, cat, run);
   } else {
     report::TextOptions to;
     to.color = color;
     to.width = text_width();
+    to.timeline = timeline;
     report::print_text(out, d, cat, run, to);
   }
 }
@@ -375,7 +379,7 @@ std::optional<std::vector<std::pair<std::string, std::string>>> parse_outputs(co
     if (eq == std::string::npos || eq + 1 == spec.size() || std::find(k_formats.begin(), k_formats.end(), format) == k_formats.end()) {
       diags.error(Error{ErrorKind::usage, "--output " + spec,
                         "expected FORMAT=PATH with FORMAT one of text, json, jsonl, sarif, github, markdown, "
-                        "prometheus, gcc"});
+                        "prometheus, gcc, html"});
       ok = false;
       continue;
     }
@@ -511,11 +515,12 @@ int run_diagnose(const CommonArgs& common, const DiagnoseArgs& args) {
     report::redact(diagnosis);
   }
   if (!common.quiet) {
-    print_report(std::cout, args.format, diagnosis, *cat, run, use_color(common.color, STDOUT_FILENO));
+    print_report(std::cout, args.format, diagnosis, *cat, run, use_color(common.color, STDOUT_FILENO), !args.no_timeline);
     std::cout.flush();
   }
   for (const auto& [format, path] : *outputs) {
-    write_atomically(path, diags, [&](std::ostream& out) { print_report(out, format, diagnosis, *cat, run, false); });
+    write_atomically(path, diags,
+                     [&](std::ostream& out) { print_report(out, format, diagnosis, *cat, run, false, !args.no_timeline); });
   }
   print_diagnostics(diags);
   if (diags.has_errors() || catalog_errors) {
@@ -841,8 +846,9 @@ int run(int argc, char** argv) {
   diagnose->add_option("paths", dargs.paths, "log files, directories or archives; - or nothing reads stdin");
   diagnose->add_option("--format", dargs.format,
                        "text, json, jsonl, sarif, github (workflow annotations), markdown, prometheus (textfile "
-                       "collector), gcc (FILE:LINE:COL for editors)")
+                       "collector), gcc (FILE:LINE:COL for editors), html (a self-contained page with a timeline)")
       ->check(CLI::IsMember(std::vector<std::string>(k_formats.begin(), k_formats.end())));
+  diagnose->add_flag("--no-timeline", dargs.no_timeline, "text: leave out the timeline picture of the failure");
   diagnose->add_option("--output", dargs.outputs,
                        "also write FORMAT to PATH, through a temporary file and a rename (repeatable), e.g. "
                        "--output sarif=denpex.sarif --output prometheus=/var/lib/node_exporter/denpex.prom")

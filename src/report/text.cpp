@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <denpex/correlate/describe.hpp>
+#include <denpex/report/timeline.hpp>
 #include <denpex/util/strings.hpp>
 
 namespace denpex::report {
@@ -269,6 +270,11 @@ void print_text(std::ostream& out, const correlate::Diagnosis& d, const catalog:
   out << st("1", "denpex: " + summary)
       << fmt::format(" ({} source{}, {} lines, {} match{})\n\n", run.sources, run.sources == 1 ? "" : "s", run.lines,
                      d.hits, d.hits == 1 ? "" : "es");
+  if (o.timeline) {
+    if (const auto tl = build_timeline(d)) {
+      print_text_timeline(out, *tl, d, cat, o.width);
+    }
+  }
   for (std::size_t i = 0; i < n; ++i) {
     print_incident(out, d, cat, d.incidents[i], i + 1, o, st);
   }

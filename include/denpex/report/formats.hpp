@@ -57,6 +57,12 @@ void print_prometheus(std::ostream& out, const correlate::Diagnosis& d, const ca
 // Vim's quickfix and Emacs's compilation mode read. docs/editors.md.
 void print_gcc(std::ostream& out, const correlate::Diagnosis& d, const catalog::Catalog& cat, const RunInfo& run);
 
+// One self-contained HTML page (inline CSS, JavaScript and SVG; no network
+// fetch): the headline incident with fix and verify, an SVG timeline of the
+// terminal episode (details on hover and click), collateral, evidence and
+// missing facts; light and dark themes; every log byte escaped.
+void print_html(std::ostream& out, const correlate::Diagnosis& d, const catalog::Catalog& cat, const RunInfo& run);
+
 // --- Escaping helpers (exposed for tests) ---------------------------------
 
 // GitHub workflow-command escaping of a message: % -> %25, \r -> %0D, \n -> %0A.

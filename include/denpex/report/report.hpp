@@ -27,6 +27,7 @@ struct RunInfo {
 struct TextOptions {
   bool color = false;
   std::size_t width = 100;
+  bool timeline = true; // the terminal episode as a picture, when two timed lanes are involved
 };
 
 inline constexpr int k_json_schema_version = 1;
