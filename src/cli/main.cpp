@@ -784,62 +784,49 @@ int run_signatures(const CommonArgs& common, const std::string& action, const st
   return k_exit_error;
 }
 
-int run(int argc, char** argv) {
-  CLI::App app{"denpex: diagnose failed ML training runs from their logs.\n"
-               "Reads logs locally (nothing leaves the machine), recognises known failure signatures, separates the "
-               "initiating failure from its downstream reports, and prints the root cause, the fix and how to verify it.",
-               "denpex"};
-  app.set_version_flag("--version", [] {
-    // One entry per built-in file (the loader rejects anything else), so
-    // nothing needs parsing here.
-    return fmt::format("denpex {} (catalog {}, {} signatures)", DENPEX_VERSION, catalog::builtin_version(),
-                       catalog::builtin_files().size());
-  });
-  app.require_subcommand(1);
-  CommonArgs common;
-  bool no_config = false;
-  auto add_common = [&](CLI::App* sub) {
-    // Each repeatable option takes one value per occurrence, so that
-    // `--signatures DIR LOG` leaves LOG as a path.
-    sub->add_option("--signatures", common.signature_dirs, "also load signature entries from DIR (repeatable)")
-        ->type_name("DIR")
-        ->allow_extra_args(false);
-    sub->add_flag("--no-builtin", common.no_builtin, "do not load the built-in catalog");
-    sub->add_flag("--strict", common.strict,
-                  "stop before reading any log if a signature file has an error (default: report it, leave the entry "
-                  "out, go on)");
-    sub->add_option("--color", common.color, "colour output: auto, always, never (NO_COLOR is honoured)")
-        ->check(CLI::IsMember({"auto", "always", "never"}));
-    sub->add_flag("-q,--quiet", common.quiet, "print nothing; report through the exit status only");
-    sub->add_flag("--no-config", no_config, "ignore .denpex.json files");
-    sub->add_flag("--no-prefilter", common.no_prefilter,
-                  "match with RE2 alone, without the Hyperscan prefilter (same results, slower; for measuring)");
-    // Tests run every golden case at several chunk sizes (tests/golden/invariance_test.sh).
-    sub->add_option("--chunk-size", common.chunk_size, "reader chunk size in bytes (testing)")
-        ->check(CLI::Range(std::size_t{4096}, std::size_t{64} << 20))
-        ->group("");
-  };
+// The options every subcommand that reads the catalog takes.
+void add_common(CLI::App* sub, CommonArgs& common, bool& no_config) {
+  // Each repeatable option takes one value per occurrence, so that
+  // `--signatures DIR LOG` leaves LOG as a path.
+  sub->add_option("--signatures", common.signature_dirs, "also load signature entries from DIR (repeatable)")
+      ->type_name("DIR")
+      ->allow_extra_args(false);
+  sub->add_flag("--no-builtin", common.no_builtin, "do not load the built-in catalog");
+  sub->add_flag("--strict", common.strict,
+                "stop before reading any log if a signature file has an error (default: report it, leave the entry "
+                "out, go on)");
+  sub->add_option("--color", common.color, "colour output: auto, always, never (NO_COLOR is honoured)")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+  sub->add_flag("-q,--quiet", common.quiet, "print nothing; report through the exit status only");
+  sub->add_flag("--no-config", no_config, "ignore .denpex.json files");
+  sub->add_flag("--no-prefilter", common.no_prefilter,
+                "match with RE2 alone, without the Hyperscan prefilter (same results, slower; for measuring)");
+  // Tests run every golden case at several chunk sizes (tests/golden/invariance_test.sh).
+  sub->add_option("--chunk-size", common.chunk_size, "reader chunk size in bytes (testing)")
+      ->check(CLI::Range(std::size_t{4096}, std::size_t{64} << 20))
+      ->group("");
+}
 
-  // What a directory walk reads (docs/inputs.md, "Directory walks").
-  auto add_walk_options = [](CLI::App* sub, std::vector<std::string>& include, std::vector<std::string>& exclude,
-                             std::vector<std::string>& formats) {
-    sub->add_option("--formats", formats,
-                    "also load line formats (a launcher's prefix, a logger's stamp) from DIR; docs/formats.md "
-                    "(repeatable)")
-        ->type_name("DIR")
-        ->allow_extra_args(false);
-    sub->add_option("--include", include,
-                    "in directory walks, also read files matching GLOB that are skipped by default (e.g. '*.sh'; "
-                    "repeatable)")
-        ->type_name("GLOB")
-        ->allow_extra_args(false);
-    sub->add_option("--exclude", exclude, "in directory walks, skip files or directories matching GLOB (repeatable)")
-        ->type_name("GLOB")
-        ->allow_extra_args(false);
-  };
+// What a directory walk reads (docs/cli.md, "Directory walks"), and line formats.
+void add_walk_options(CLI::App* sub, std::vector<std::string>& include, std::vector<std::string>& exclude,
+                      std::vector<std::string>& formats) {
+  sub->add_option("--formats", formats,
+                  "also load line formats (a launcher's prefix, a logger's stamp) from DIR; docs/formats.md "
+                  "(repeatable)")
+      ->type_name("DIR")
+      ->allow_extra_args(false);
+  sub->add_option("--include", include,
+                  "in directory walks, also read files matching GLOB that are skipped by default (e.g. '*.sh'; "
+                  "repeatable)")
+      ->type_name("GLOB")
+      ->allow_extra_args(false);
+  sub->add_option("--exclude", exclude, "in directory walks, skip files or directories matching GLOB (repeatable)")
+      ->type_name("GLOB")
+      ->allow_extra_args(false);
+}
 
-  DiagnoseArgs dargs;
-  auto* diagnose = app.add_subcommand("diagnose", "Find the initiating failure in logs (files, directories, archives, - for stdin)");
+CLI::App* add_diagnose(CLI::App& app, DiagnoseArgs& dargs, CommonArgs& common, bool& no_config) {
+auto* diagnose = app.add_subcommand("diagnose", "Find the initiating failure in logs (files, directories, archives, - for stdin)");
   diagnose->footer("Examples:\n  torchrun ... 2>&1 | tee train.log; denpex diagnose train.log\n"
                    "  denpex diagnose --format json --fail-on error logs/\n"
                    "Exit status: 0 nothing at or above --fail-on, 1 failure diagnosed, 2 usage or input error.");
@@ -874,10 +861,12 @@ int run(int argc, char** argv) {
       ->type_name("NAME");
   diagnose->add_option("--year", dargs.year, "year of timestamps that print none (syslog, glog); default: inferred")
       ->check(CLI::Range(1970, 2200));
-  add_common(diagnose);
+  add_common(diagnose, common, no_config);
+  return diagnose;
+}
 
-  GrepArgs gargs;
-  auto* grep = app.add_subcommand("grep", "Print every matched line with its signature, rank and time");
+CLI::App* add_grep(CLI::App& app, GrepArgs& gargs, CommonArgs& common, bool& no_config) {
+auto* grep = app.add_subcommand("grep", "Print every matched line with its signature, rank and time");
   grep->footer("Examples:\n  denpex grep --area nccl rank_*.log\n  denpex grep -c node-017.tar.gz\n"
                "Exit status: 0 matched, 1 no match, 2 error.");
   grep->add_option("paths", gargs.paths, "log files, directories or archives; - or nothing reads stdin");
@@ -891,13 +880,40 @@ int run(int argc, char** argv) {
   grep->add_flag("-v,--verbose", gargs.verbose, "say which files a directory walk skipped, and why");
   add_walk_options(grep, gargs.include, gargs.exclude, gargs.formats);
   grep->add_flag("--redact", gargs.redact, "mask IP addresses, e-mail addresses and tokens in matched lines");
-  add_common(grep);
+  add_common(grep, common, no_config);
+  return grep;
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"denpex: diagnose failed ML training runs from their logs.\n"
+               "Reads logs locally (nothing leaves the machine), recognises known failure signatures, separates the "
+               "initiating failure from its downstream reports, and prints the root cause, the fix and how to verify it.",
+               "denpex"};
+  app.set_version_flag("--version", [] {
+    // One entry per built-in file (the loader rejects anything else), so
+    // nothing needs parsing here.
+    return fmt::format("denpex {} (catalog {}, {} signatures)", DENPEX_VERSION, catalog::builtin_version(),
+                       catalog::builtin_files().size());
+  });
+  app.require_subcommand(1);
+  CommonArgs common;
+  bool no_config = false;
+
+
+
+
+  DiagnoseArgs dargs;
+  auto* diagnose = add_diagnose(app, dargs, common, no_config);
+
+
+  GrepArgs gargs;
+  auto* grep = add_grep(app, gargs, common, no_config);
 
   std::string query;
   auto* explain = app.add_subcommand("explain", "Show what a signature means, how to fix and verify it");
   explain->footer("Examples:\n  denpex explain nccl.nvls.cuda-700\n  denpex explain xid-79\n  denpex explain \"fallen off the bus\"");
   explain->add_option("query", query, "an id, an id prefix, xid-NN, or words from the message")->required();
-  add_common(explain);
+  add_common(explain, common, no_config);
 
   std::string action;
   std::vector<std::string> ids;
@@ -915,7 +931,7 @@ int run(int argc, char** argv) {
   sigs->add_option("--role", role, "list: only this role");
   bool stats = false;
   sigs->add_flag("--stats", stats, "list: counts per area and role, and example origins");
-  add_common(sigs);
+  add_common(sigs, common, no_config);
 
   std::string shell;
   auto* completion = app.add_subcommand("completion", "Print a shell completion script (bash or zsh)");
