@@ -486,11 +486,12 @@ int run_diagnose(const CommonArgs& common, const DiagnoseArgs& args) {
         return;
       }
       last_live = line;
-      std::cout << line << "\n  fix: " << sig.fix.summary;
+      // On stderr: stdout carries exactly one document, in its format.
+      std::cerr << line << "\n  fix: " << sig.fix.summary;
       for (const auto& [k, v] : sig.fix.env) {
-        std::cout << " (export " << k << "=" << v << ")";
+        std::cerr << " (export " << k << "=" << v << ")";
       }
-      std::cout << "\n" << std::flush;
+      std::cerr << "\n" << std::flush;
     };
   }
   const auto units_hint = paths.size();
@@ -711,6 +712,15 @@ int run_signatures(const CommonArgs& common, const std::string& action, const st
   const bool load_errors = diags.has_errors();
   print_diagnostics(diags);
   if (!cat) {
+    return k_exit_error;
+  }
+  const auto& areas = catalog::known_areas();
+  if (!area.empty() && std::find(areas.begin(), areas.end(), area) == areas.end()) {
+    std::string valid;
+    for (const auto a : areas) {
+      valid += (valid.empty() ? "" : ", ") + std::string(a);
+    }
+    std::cerr << "denpex: error: --area: '" << area << "' is not an area; one of " << valid << "\n";
     return k_exit_error;
   }
   if (action == "list" && stats) {
@@ -938,6 +948,30 @@ int run(int argc, char** argv) {
   completion->footer("Examples:\n  eval \"$(denpex completion bash)\"\n  denpex completion zsh > \"${fpath[1]}/_denpex\"");
   completion->add_option("shell", shell, "bash or zsh")->required()->check(CLI::IsMember({"bash", "zsh"}));
 
+  // `denpex help` is --help; a mistyped subcommand gets the nearest one.
+  if (argc >= 2 && std::string_view(argv[1]) == "help") {
+    std::cout << app.help();
+    return k_exit_ok;
+  }
+  const auto subs = app.get_subcommands({});
+  const bool known = argc >= 2 && std::any_of(subs.begin(), subs.end(), [&](const CLI::App* sub) {
+    return sub->get_name() == argv[1];
+  });
+  if (argc >= 2 && argv[1][0] != '-' && !known) {
+    std::string best;
+    std::size_t best_d = 3; // suggest only close misspellings
+    for (const auto* sub : subs) {
+      const auto d = util::edit_distance(argv[1], sub->get_name());
+      if (d < best_d) {
+        best_d = d;
+        best = sub->get_name();
+      }
+    }
+    std::cerr << "denpex: error: '" << argv[1] << "' is not a subcommand"
+              << (best.empty() ? std::string() : "; did you mean '" + best + "'?") << "\n"
+              << "  help: subcommands are diagnose, grep, explain, signatures, completion; `denpex help` lists them\n";
+    return k_exit_error;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -147,3 +147,12 @@ TEST_CASE("directory walks skip what is not a log, and --include/--exclude chang
   CHECK(walk_skip_reason("checkpoints", true, o));
   CHECK(*walk_skip_reason("metrics/loss.csv", false, o) == "excluded by --exclude");
 }
+
+#include <denpex/util/strings.hpp>
+
+TEST_CASE("edit_distance: the nearest subcommand to a misspelling", "[util]") {
+  CHECK(denpex::util::edit_distance("diagnos", "diagnose") == 1);
+  CHECK(denpex::util::edit_distance("gerp", "grep") == 2);
+  CHECK(denpex::util::edit_distance("", "abc") == 3);
+  CHECK(denpex::util::edit_distance("same", "same") == 0);
+}

@@ -36,4 +36,8 @@ std::string_view clip(std::string_view s, std::size_t max);
 // message, for grouping the same message from many ranks.
 std::string message_template(std::string_view s);
 
+// Levenshtein distance (insertions, deletions, substitutions): "did you
+// mean" suggestions for mistyped subcommands.
+std::size_t edit_distance(std::string_view a, std::string_view b);
+
 } // namespace denpex::util
