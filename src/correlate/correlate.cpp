@@ -64,6 +64,13 @@ Evidence evidence_of(const Record& r) {
   return e;
 }
 
+void insert_ranks(std::set<int>& ranks, const Record& r) {
+  if (r.rank) {
+    ranks.insert(*r.rank);
+  }
+  ranks.insert(r.hit->also_ranks.begin(), r.hit->also_ranks.end());
+}
+
 void add_to_group(std::vector<Group>& groups, const Record& r) {
   auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) { return g.signature == r.hit->signature; });
   if (it == groups.end()) {
@@ -76,9 +83,7 @@ void add_to_group(std::vector<Group>& groups, const Record& r) {
     it->first = evidence_of(r);
   }
   it->count += r.hit->count;
-  if (r.rank) {
-    it->ranks.insert(*r.rank);
-  }
+  insert_ranks(it->ranks, r);
   if (!r.host.empty()) {
     it->hosts.insert(r.host);
   }
@@ -188,6 +193,18 @@ Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const
   detail::pass_missing(s);
   detail::pass_symptoms_only(s);
   detail::pass_fallback(s);
+  // Kept for --format jsonl: a merge reads these back as its hits. A line
+  // that named no host was --node's (pass_identity); the kept hit says so.
+  if (!options.node.empty()) {
+    for (auto& h : hits) {
+      if (!h.ctx.host) {
+        h.ctx.host = context::Field<std::string>{options.node, context::Origin::option};
+      }
+    }
+  }
+  s.records.clear();
+  d.evidence = std::move(hits);
+  d.progress = progress;
   return d;
 }
 

@@ -261,9 +261,7 @@ void seed_incidents(State& s) {
       }
     }
     w.inc.count += r.hit->count;
-    if (r.rank) {
-      w.inc.ranks.insert(*r.rank);
-    }
+    insert_ranks(w.inc.ranks, r);
     if (!r.host.empty()) {
       w.inc.hosts.insert(r.host);
     }
@@ -364,9 +362,7 @@ void seed_named_causes(State& s) {
     Work w = new_incident(s, r, static_cast<std::uint32_t>(*id), {});
     w.inc.inferred_xid = named;
     w.inc.inferred_from_tool = from_tool;
-    if (r.rank) {
-      w.inc.ranks.insert(*r.rank);
-    }
+    insert_ranks(w.inc.ranks, r);
     if (!r.host.empty()) {
       w.inc.hosts.insert(r.host);
     }

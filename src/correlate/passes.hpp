@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -111,6 +112,9 @@ Time stamp_of_mark(const ProgressMark& m, int ref_year);
 // are on one clock, else by input position.
 bool earlier_than(const Record& r, const Evidence& e);
 Evidence evidence_of(const Record& r);
+// The ranks that reported record `r`: its own, and those of the same report
+// a findings file folded into its hit (Hit::also_ranks).
+void insert_ranks(std::set<int>& ranks, const Record& r);
 void add_to_group(std::vector<Group>& groups, const Record& r);
 // The catalog entry for Xid `n` ("xid.79"), if the catalog has one.
 std::optional<std::size_t> xid_entry(const catalog::Catalog& cat, std::string_view n);

@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -35,17 +36,21 @@ std::map<int, RankReport> rank_reports(const State& s, int& world) {
       world = std::atoi(n.c_str());
     }
     const auto seq = capture(h, "seq");
-    if (seq.empty() || !r.rank) {
+    if (seq.empty()) {
       continue;
     }
-    auto& rep = reports[*r.rank];
+    std::set<int> ranks;
+    insert_ranks(ranks, r);
     const auto n = std::atoll(seq.c_str());
     const auto op = capture(h, "op");
-    if (n > rep.seq) {
-      rep.seq = n;
-      rep.op = op;
-    } else if (n == rep.seq && rep.op.empty()) {
-      rep.op = op; // another line about the same collective may name its type
+    for (const int rank : ranks) {
+      auto& rep = reports[rank];
+      if (n > rep.seq) {
+        rep.seq = n;
+        rep.op = op;
+      } else if (n == rep.seq && rep.op.empty()) {
+        rep.op = op; // another line about the same collective may name its type
+      }
     }
   }
   return reports;
@@ -92,8 +97,19 @@ void pass_symptoms_only(State& s) {
     inf.max_seq = std::max(inf.max_seq, rep.seq);
     inf.reporting_ranks.push_back(rank);
   }
+  // --node: one node's logs, whose findings a merge will read with the
+  // others' (docs/cluster.md). The other nodes' ranks are not missing from
+  // them; only this node's own ranks (any of its lines names them, NCCL's
+  // init line among them) can be. Listing every other rank of a large job
+  // would also make each node's findings as long as the job is wide.
+  std::set<int> own;
+  if (!s.options.node.empty()) {
+    for (const auto& r : s.records) {
+      insert_ranks(own, r);
+    }
+  }
   for (int r = 0; r < inf.world_size; ++r) {
-    if (reports.count(r) == 0) {
+    if (reports.count(r) == 0 && (s.options.node.empty() || own.count(r) != 0)) {
       inf.missing_ranks.push_back(r);
     }
   }

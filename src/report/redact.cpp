@@ -120,8 +120,38 @@ void redact(correlate::Diagnosis& d) {
   for (const auto& sp : d.starting_points) {
     collect_hosts(sp.first, r);
   }
+  for (const auto& h : d.evidence) {
+    if (h.ctx.host) {
+      r.learn_host(h.ctx.host->value);
+    }
+  }
   for (auto& s : d.sources) {
     s.name = r.apply(s.name);
+    s.findings = r.apply(s.findings);
+  }
+  // The hits and progress marks --format jsonl writes for a later merge.
+  for (auto& h : d.evidence) {
+    h.text = r.apply(h.text);
+    if (h.ctx.host) {
+      h.ctx.host->value = r.apply(h.ctx.host->value);
+    }
+    for (auto& c : h.captures) {
+      c.second = r.apply(c.second);
+    }
+    if (h.traceback) {
+      auto tb = *h.traceback;
+      for (auto& f : tb.frames) {
+        f.file = r.apply(f.file);
+        f.code = r.apply(f.code);
+      }
+      for (auto& c : tb.chain) {
+        c.text = r.apply(c.text);
+      }
+      h.traceback = std::make_shared<const context::Traceback>(std::move(tb));
+    }
+  }
+  for (auto& m : d.progress) {
+    m.text = r.apply(m.text);
   }
   for (auto& inc : d.incidents) {
     r.evidence(inc.first);

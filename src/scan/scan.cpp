@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <ctime>
 #include <optional>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <tuple>
 
@@ -103,12 +105,16 @@ private:
   std::unique_ptr<RE2::Set> m_set;
 };
 
-// Reads denpex's own `--format jsonl` findings back as hits, so that the
-// results of per-node runs can be correlated in one more run (docs/cli.md).
-// Each record's locations become hits of their signature with their counts,
-// ranks, hosts, GPUs and normalised times; the seq/op captures of watchdog
-// lines are not in the findings, so a merged run cannot redo the
-// collective-mismatch analysis.
+// Reads denpex's own `--format jsonl` findings back, so that the results of
+// per-node runs are correlated in one more run (docs/cluster.md). Findings
+// written since issue 18 carry the hits and progress marks each diagnosis
+// was made from (evidence and progress records): those become this run's
+// hits and marks as they were, so the merge decides as one run over all the
+// logs would. Older findings have only incidents and groups: their locations
+// become hits with their counts, ranks, hosts, GPUs and normalised times
+// (approximate: per-rank times and the watchdogs' SeqNum/OpType are lost).
+// The summary record of each run (a file may hold several, `cat`-ed) gives
+// the sources, bytes and lines it read, reported instead of this file's own.
 class FindingsReader {
 public:
   FindingsReader(const catalog::Catalog& cat, UnitResult& out, std::string name)
@@ -136,8 +142,18 @@ public:
     }
   }
 
+  // At the end of the file: a run without its summary record was cut short.
+  void finish(Diagnostics& diags) {
+    if (m_records_in_run > 0) {
+      diags.warning(Error{ErrorKind::format, m_name,
+                          "findings end without their summary record (the run that wrote them was cut short?)"});
+      end_run(nullptr);
+    }
+  }
+
 private:
-  using json = nlohmann::json;
+  // Ordered: captures come back in the order they were written.
+  using json = nlohmann::ordered_json;
 
   void read_record(std::string_view line, std::uint64_t line_no, Diagnostics& diags) {
     json rec = json::parse(line.begin(), line.end(), nullptr, false);
@@ -145,8 +161,13 @@ private:
       diags.error(Error{ErrorKind::format, m_name + ":" + std::to_string(line_no), "not a denpex JSON Lines record"});
       return;
     }
+    ++m_records_in_run;
     const auto type = rec.value("type", std::string());
-    if (type == "incident") {
+    if (type == "evidence") {
+      add_evidence(rec, line_no, diags);
+    } else if (type == "progress") {
+      add_progress(rec);
+    } else if (type == "incident") {
       const auto sig = find(rec, "signature", line_no, diags);
       if (!sig) {
         return;
@@ -157,7 +178,7 @@ private:
           if (!s.value("seen", false) || !s.contains("first") || !s["first"].is_object()) {
             continue;
           }
-          const auto signal = signal_index(*sig, s.value("id", std::string()));
+          const auto signal = signal_index(*sig, s.value("id", std::string())).value_or(0);
           add(*sig, signal, s["first"], s.value("count", std::uint64_t{1}), {});
           any_signal = true;
         }
@@ -174,8 +195,40 @@ private:
       }
     } else if (type == "unexplained") {
       add_group(rec, line_no, diags);
+    } else if (type == "summary") {
+      end_run(&rec);
     }
-    // summary, inference, starting_point and diagnostic records carry nothing to correlate.
+    // inference, starting_point and diagnostic records carry nothing to correlate.
+  }
+
+  // The end of one run's records (its summary, or the end of the file):
+  // without evidence records, the incidents' and groups' locations stand in
+  // for its hits.
+  void end_run(const json* summary) {
+    if (!m_evidence_in_run) {
+      for (auto& h : m_located) {
+        m_out.hits.push_back(std::move(h));
+      }
+    }
+    m_located.clear();
+    auto count = [&](const char* key) {
+      const auto it = summary->find(key);
+      return it != summary->end() && it->is_number_unsigned() ? it->get<std::uint64_t>() : std::uint64_t{0};
+    };
+    if (summary != nullptr) {
+      m_out.totals.sources += count("sources");
+      m_out.totals.bytes += count("bytes");
+      m_out.totals.lines += count("lines");
+      m_out.totals.long_lines_cut += count("long_lines_cut");
+      m_out.totals.matches += count("matches");
+    } else {
+      m_out.totals.sources += m_sources.size();
+    }
+    // The next run's files are its own, even where names repeat (every
+    // node has a kern.log).
+    m_sources.clear();
+    m_evidence_in_run = false;
+    m_records_in_run = 0;
   }
 
   std::optional<std::uint32_t> find(const json& rec, const char* key, std::uint64_t line_no, Diagnostics& diags) {
@@ -189,14 +242,14 @@ private:
     return static_cast<std::uint32_t>(*idx);
   }
 
-  std::uint32_t signal_index(std::uint32_t sig, const std::string& id) const {
+  std::optional<std::uint32_t> signal_index(std::uint32_t sig, const std::string& id) const {
     const auto& signals = m_cat.at(sig).signals;
     for (std::uint32_t k = 0; k < signals.size(); ++k) {
       if (signals[k].id == id) {
         return k;
       }
     }
-    return 0;
+    return std::nullopt;
   }
 
   static std::vector<int> ranks_of(const json& rec) {
@@ -223,14 +276,14 @@ private:
     auto it = m_sources.find(file);
     if (it == m_sources.end()) {
       it = m_sources.emplace(file, static_cast<std::uint32_t>(m_out.sources.size())).first;
-      m_out.sources.push_back(correlate::SourceRef{file, std::nullopt});
-      ++m_out.totals.sources;
+      m_out.sources.push_back(correlate::SourceRef{file, std::nullopt, m_name});
     }
     return it->second;
   }
 
-  // One hit per rank named (the first carries the rest of the count), so
-  // that rank sets and world sizes survive the merge.
+  // An old findings file's location: one hit per rank named (the first
+  // carries the rest of the count), so that rank sets and world sizes
+  // survive the merge.
   void add(std::uint32_t sig, std::uint32_t signal, const json& where, std::uint64_t count, std::vector<int> ranks) {
     if (!where.is_object()) {
       return;
@@ -265,7 +318,7 @@ private:
     }
     if (ranks.empty()) {
       hit.count = std::max<std::uint64_t>(count, 1);
-      m_out.hits.push_back(std::move(hit));
+      m_located.push_back(std::move(hit));
       return;
     }
     const std::uint64_t n = ranks.size();
@@ -273,7 +326,7 @@ private:
       correlate::Hit h = hit;
       h.ctx.rank = context::Field<int>{ranks[i], context::Origin::capture};
       h.count = i == 0 ? std::max<std::uint64_t>(count > n ? count - (n - 1) : 1, 1) : 1;
-      m_out.hits.push_back(std::move(h));
+      m_located.push_back(std::move(h));
     }
   }
 
@@ -290,10 +343,175 @@ private:
     return t;
   }
 
+  static context::Origin origin_of(const json& from, const char* key) {
+    const auto it = from.find(key);
+    if (it != from.end() && it->is_string()) {
+      const auto& name = it->get_ref<const std::string&>();
+      for (const auto o : {context::Origin::prefix, context::Origin::body, context::Origin::capture,
+                           context::Origin::file_name, context::Origin::neighbour, context::Origin::identity,
+                           context::Origin::option}) {
+        if (context::to_string(o) == name) {
+          return o;
+        }
+      }
+    }
+    return context::Origin::capture;
+  }
+
+  // The clock fields of an evidence or progress record (jsonl.cpp, put_time).
+  static context::Timestamp time_of(const json& rec, const json& from) {
+    context::Timestamp t;
+    const auto clock = rec.value("clock", std::string("none"));
+    const auto stamp = rec.find("stamp");
+    const auto mono = rec.find("mono_us");
+    if (clock == "wall" && stamp != rec.end() && stamp->is_string()) {
+      auto& w = t.wall;
+      const auto& text = stamp->get_ref<const std::string&>();
+      int used = 0;
+      if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d.%6d%n", &w.year, &w.month, &w.day, &w.hour, &w.minute,
+                      &w.second, &w.micros, &used) != 7) {
+        return t;
+      }
+      char sign = 0;
+      int tz_h = 0;
+      int tz_m = 0;
+      if (std::sscanf(text.c_str() + used, "%c%2d:%2d", &sign, &tz_h, &tz_m) == 3 && (sign == '+' || sign == '-')) {
+        w.tz_minutes = (sign == '-' ? -1 : 1) * (tz_h * 60 + tz_m);
+      }
+      t.kind = context::ClockKind::wall;
+    } else if (clock == "monotonic" && mono != rec.end() && mono->is_number_integer()) {
+      t.kind = context::ClockKind::monotonic;
+      t.mono_micros = mono->get<std::int64_t>();
+    } else {
+      return t;
+    }
+    t.format = intern_format(rec.value("time_format", std::string()));
+    t.origin = origin_of(from, "time");
+    return t;
+  }
+
+  // A time format's name outlives the record (Timestamp::format is a view).
+  static std::string_view intern_format(const std::string& name) {
+    static std::mutex mutex;
+    static std::set<std::string, std::less<>> names;
+    const std::lock_guard<std::mutex> lock(mutex);
+    return *names.insert(name).first;
+  }
+
+  static std::string string_or_empty(const json& rec, const char* key) {
+    const auto it = rec.find(key);
+    return it != rec.end() && it->is_string() ? it->get<std::string>() : std::string();
+  }
+
+  static const json& object_or_empty(const json& rec, const char* key) {
+    static const json k_empty = json::object();
+    const auto it = rec.find(key);
+    return it != rec.end() && it->is_object() ? *it : k_empty;
+  }
+
+  void add_evidence(const json& rec, std::uint64_t line_no, Diagnostics& diags) {
+    m_evidence_in_run = true;
+    const auto sig = find(rec, "signature", line_no, diags);
+    if (!sig) {
+      return;
+    }
+    const auto signal = signal_index(*sig, rec.value("signal", std::string()));
+    if (!signal) {
+      diags.warning(Error{ErrorKind::invalid, m_name + ":" + std::to_string(line_no),
+                          "signal '" + rec.value("signal", std::string()) + "' of '" + m_cat.at(*sig).id +
+                              "' is not in this catalog; record skipped"});
+      return;
+    }
+    const auto& from = object_or_empty(rec, "from");
+    correlate::Hit hit;
+    hit.signature = *sig;
+    hit.signal = *signal;
+    hit.source = source_id(rec.value("file", m_name));
+    hit.line_no = rec.value("line", std::uint64_t{0});
+    hit.last_line_no = rec.value("last_line", hit.line_no);
+    hit.count = std::max<std::uint64_t>(rec.value("count", std::uint64_t{1}), 1);
+    hit.text = string_or_empty(rec, "text"); // null: a line no merge shows
+    auto& ctx = hit.ctx;
+    auto int_field = [&](const char* key, std::optional<context::Field<int>>& field) {
+      const auto it = rec.find(key);
+      if (it != rec.end() && it->is_number_integer()) {
+        field = context::Field<int>{it->get<int>(), origin_of(from, key)};
+      }
+    };
+    int_field("rank", ctx.rank);
+    if (const auto it = rec.find("also_ranks"); it != rec.end() && it->is_array()) {
+      for (const auto& r : *it) {
+        if (r.is_number_integer()) {
+          hit.also_ranks.push_back(r.get<int>());
+        }
+      }
+    }
+    int_field("local_rank", ctx.local_rank);
+    int_field("nranks", ctx.nranks);
+    int_field("gpu", ctx.gpu);
+    auto string_field = [&](const char* key, std::optional<context::Field<std::string>>& field) {
+      const auto it = rec.find(key);
+      if (it != rec.end() && it->is_string()) {
+        field = context::Field<std::string>{it->get<std::string>(), origin_of(from, key)};
+      }
+    };
+    string_field("host", ctx.host);
+    string_field("pci", ctx.pci);
+    if (const auto it = rec.find("pid"); it != rec.end() && it->is_number_integer()) {
+      ctx.pid = context::Field<std::int64_t>{it->get<std::int64_t>(), origin_of(from, "pid")};
+    }
+    ctx.time = time_of(rec, from);
+    for (const auto& [k, v] : object_or_empty(rec, "captures").items()) {
+      if (v.is_string()) {
+        hit.captures.emplace_back(k, v.get<std::string>());
+      }
+    }
+    if (const auto it = rec.find("traceback"); it != rec.end() && it->is_object()) {
+      hit.traceback = std::make_shared<const context::Traceback>(traceback_of(*it));
+    }
+    m_out.hits.push_back(std::move(hit));
+  }
+
+  static context::Traceback traceback_of(const json& j) {
+    context::Traceback tb;
+    tb.frame_count = j.value("frame_count", std::size_t{0});
+    if (const auto it = j.find("frames"); it != j.end() && it->is_array()) {
+      for (const auto& f : *it) {
+        if (f.is_object()) {
+          tb.frames.push_back(context::Frame{f.value("file", std::string()), f.value("line", 0),
+                                             f.value("function", std::string()), f.value("code", std::string())});
+        }
+      }
+    }
+    if (const auto it = j.find("chain"); it != j.end() && it->is_array()) {
+      for (const auto& c : *it) {
+        if (c.is_object()) {
+          tb.chain.push_back(context::ChainedException{
+              c.value("text", std::string()), c.value("line", std::uint64_t{0}),
+              c.value("link", std::string()) == "direct-cause" ? context::ChainLink::direct_cause
+                                                               : context::ChainLink::during_handling});
+        }
+      }
+    }
+    return tb;
+  }
+
+  void add_progress(const json& rec) {
+    correlate::ProgressMark m;
+    m.source = source_id(rec.value("file", m_name));
+    m.line_no = rec.value("line", std::uint64_t{0});
+    m.time = time_of(rec, object_or_empty(rec, "from"));
+    m.text = string_or_empty(rec, "text");
+    m_out.progress.push_back(std::move(m));
+  }
+
   const catalog::Catalog& m_cat;
   UnitResult& m_out;
   std::string m_name;
-  std::map<std::string, std::uint32_t> m_sources;
+  std::map<std::string, std::uint32_t> m_sources; // of the current run's records
+  std::vector<correlate::Hit> m_located;          // from incidents and groups, used when no evidence came
+  bool m_evidence_in_run = false;
+  std::size_t m_records_in_run = 0;
 };
 
 // Finds the last training-progress line of a source cheaply: only the tail
@@ -522,16 +740,25 @@ void scan_unit(source::InputOpener& opener, const source::InputUnit& unit, const
     };
 
     // The first chunk decides whether this is a log or denpex's own findings.
+    bool is_findings = false;
     auto first = reader.next();
     if (!first) {
       diags.error(first.error());
     } else if (*first) {
       if (options.findings_catalog != nullptr && FindingsReader::recognise((*first)->text)) {
-        out.sources.pop_back(); // the findings name their own sources
+        out.sources.pop_back(); // the findings name their own sources, and count them
+        --out.totals.sources;
         FindingsReader findings(*options.findings_catalog, out, info.name);
-        for (auto chunk = std::move(first); chunk && *chunk; chunk = reader.next()) {
+        auto chunk = std::move(first);
+        for (; chunk && *chunk; chunk = reader.next()) {
           findings.read_chunk(**chunk, diags);
         }
+        if (!chunk) {
+          diags.error(chunk.error());
+        }
+        findings.finish(diags);
+        ++out.totals.findings_files;
+        is_findings = true;
       } else if (threads <= 1 || options.on_chunk) {
         std::vector<int> candidates;
         for (auto chunk = std::move(first);; chunk = reader.next()) {
@@ -602,16 +829,50 @@ void scan_unit(source::InputOpener& opener, const source::InputUnit& unit, const
     if (progress) {
       out.progress.push_back(std::move(*progress));
     }
-    const auto& st = reader.stats();
-    out.totals.bytes += st.bytes;
-    out.totals.lines += st.lines;
-    out.totals.long_lines_cut += st.long_lines_cut;
+    // Findings report what their runs read (their summary records), not their own lines.
+    if (!is_findings) {
+      const auto& st = reader.stats();
+      out.totals.bytes += st.bytes;
+      out.totals.lines += st.lines;
+      out.totals.long_lines_cut += st.long_lines_cut;
+    }
     return true;
   });
   out.diags = diags.items();
   if (options.units_done != nullptr) {
     options.units_done->fetch_add(1, std::memory_order_relaxed);
   }
+}
+
+// Moves one unit's results onto the end of the run's (source ids shifted)
+// and releases the unit's buffers.
+void commit(UnitResult& r, ScanResult& result, Diagnostics& diags) {
+  const auto base = static_cast<std::uint32_t>(result.sources.size());
+  for (auto& s : r.sources) {
+    result.sources.push_back(std::move(s));
+  }
+  for (auto& h : r.hits) {
+    h.source += base;
+    result.hits.push_back(std::move(h));
+  }
+  for (auto& e : r.error_lines) {
+    e.source += base;
+    result.error_lines.push_back(std::move(e));
+  }
+  for (auto& p : r.progress) {
+    p.source += base;
+    result.progress.push_back(std::move(p));
+  }
+  result.totals.bytes += r.totals.bytes;
+  result.totals.lines += r.totals.lines;
+  result.totals.sources += r.totals.sources;
+  result.totals.long_lines_cut += r.totals.long_lines_cut;
+  result.totals.matches += r.totals.matches;
+  result.totals.findings_files += r.totals.findings_files;
+  for (auto& d : r.diags) {
+    diags.add(d.level, std::move(d.error));
+  }
+  r = UnitResult{};
 }
 
 } // namespace
@@ -622,6 +883,10 @@ ScanResult run(source::InputOpener& opener, const std::vector<std::string>& path
   const auto units = opener.expand(paths, diags);
   std::vector<UnitResult> results(units.size());
 
+  // Each unit's results join the run's as soon as every unit before it has
+  // (input order, so the output does not depend on the threads): the run
+  // never holds every unit's buffers next to the joined ones, which for a
+  // merge of 1,000 nodes' findings (1,000 units) would double its memory.
   const unsigned jobs = std::max(1u, std::min<unsigned>(options.jobs, static_cast<unsigned>(units.size())));
   if (jobs <= 1 || on_hit || options.on_chunk) {
     // One unit (or streaming, which keeps input order): units one after
@@ -629,46 +894,28 @@ ScanResult run(source::InputOpener& opener, const std::vector<std::string>& path
     const unsigned threads = std::max(1u, options.jobs);
     for (std::size_t i = 0; i < units.size(); ++i) {
       scan_unit(opener, units[i], matcher, options, threads, results[i], on_hit);
+      commit(results[i], result, diags);
     }
   } else {
     std::atomic<std::size_t> next{0};
+    std::mutex mutex;
+    std::vector<char> done(units.size(), 0);
+    std::size_t committed = 0;
     std::vector<std::thread> pool;
     for (unsigned t = 0; t < jobs; ++t) {
       pool.emplace_back([&] {
         for (std::size_t i = next++; i < units.size(); i = next++) {
           scan_unit(opener, units[i], matcher, options, 1, results[i], {});
+          const std::lock_guard<std::mutex> lock(mutex);
+          done[i] = 1;
+          for (; committed < units.size() && done[committed] != 0; ++committed) {
+            commit(results[committed], result, diags);
+          }
         }
       });
     }
     for (auto& th : pool) {
       th.join();
-    }
-  }
-
-  for (auto& r : results) {
-    const auto base = static_cast<std::uint32_t>(result.sources.size());
-    for (auto& s : r.sources) {
-      result.sources.push_back(std::move(s));
-    }
-    for (auto& h : r.hits) {
-      h.source += base;
-      result.hits.push_back(std::move(h));
-    }
-    for (auto& e : r.error_lines) {
-      e.source += base;
-      result.error_lines.push_back(std::move(e));
-    }
-    for (auto& p : r.progress) {
-      p.source += base;
-      result.progress.push_back(std::move(p));
-    }
-    result.totals.bytes += r.totals.bytes;
-    result.totals.lines += r.totals.lines;
-    result.totals.sources += r.totals.sources;
-    result.totals.long_lines_cut += r.totals.long_lines_cut;
-    result.totals.matches += r.totals.matches;
-    for (auto& d : r.diags) {
-      diags.add(d.level, std::move(d.error));
     }
   }
   return result;

@@ -38,6 +38,10 @@ struct Hit {
   context::LineContext ctx;
   std::uint64_t count = 1;        // this hit plus the repeats folded into it
   std::uint64_t last_line_no = 0; // of the last folded repeat
+  // Other ranks whose same report, printed within a few milliseconds, a
+  // findings file folded into this one (docs/cluster.md): counted in `count`,
+  // and reporters as much as ctx.rank. Empty for a hit read from a log.
+  std::vector<int> also_ranks;
   // An exception line: the traceback printed above it (frames, chain).
   std::shared_ptr<const context::Traceback> traceback;
 };
@@ -45,6 +49,9 @@ struct Hit {
 struct SourceRef {
   std::string name;
   std::optional<std::int64_t> mtime;
+  // A merge (docs/cluster.md): the findings file (denpex's own JSON Lines)
+  // this log's evidence was read from; empty for a log read directly.
+  std::string findings;
 };
 
 // Where something was seen.
@@ -231,6 +238,12 @@ struct Diagnosis {
   std::vector<StartingPoint> starting_points; // only when nothing else was found
   std::vector<Episode> episodes;    // by clock, then time; empty without failure evidence
   std::vector<IdentityLink> identities; // by host, then rank
+  // What it was decided from: the hits and the progress marks given to
+  // correlate() (hits without a host of their own carry --node's), kept so
+  // that --format jsonl can write them and a merge of per-node findings
+  // decides exactly as one run over all the logs (docs/cluster.md).
+  std::vector<Hit> evidence;
+  std::vector<ProgressMark> progress;
   std::uint64_t hits = 0;
   ClockFacts clocks;
   std::string clock_note;           // describe(clocks, assumed_year), kept for the printers

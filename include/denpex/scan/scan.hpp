@@ -50,6 +50,9 @@ struct ScanTotals {
   std::uint64_t sources = 0;
   std::uint64_t long_lines_cut = 0;
   std::uint64_t matches = 0;
+  // Findings files read (denpex's own JSON Lines: a merge); the totals above
+  // then count what the runs that wrote them read.
+  std::uint64_t findings_files = 0;
 };
 
 struct ScanResult {
