@@ -501,7 +501,7 @@ int run_diagnose(const CommonArgs& common, const DiagnoseArgs& args) {
   auto result = scan::run(*opener, paths, *m, so, diags);
   progress.stop();
   report::RunInfo run{DENPEX_VERSION, result.totals.bytes, result.totals.lines, result.totals.sources,
-                      result.totals.long_lines_cut, diags.items()};
+                      result.totals.long_lines_cut, diags.items(), result.totals.findings_files};
   // Starting points are lines no signature matched: drop sampled lines that did.
   std::set<std::pair<std::uint32_t, std::uint64_t>> matched_lines;
   for (const auto& h : result.hits) {

@@ -93,6 +93,7 @@ void print_json(std::ostream& out, const correlate::Diagnosis& d, const catalog:
   summary["lines"] = run.lines;
   summary["matches"] = d.hits;
   summary["long_lines_cut"] = run.long_lines_cut;
+  summary["findings_files"] = run.findings_files;
   summary["clock_note"] = d.clock_note;
   root["summary"] = summary;
 

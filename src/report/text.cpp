@@ -267,9 +267,13 @@ void print_text(std::ostream& out, const correlate::Diagnosis& d, const catalog:
   if (earlier > 0 && n != past) {
     summary += fmt::format(" (and {} in an earlier failure episode)", earlier);
   }
+  const std::string merged = run.findings_files == 0
+                                 ? std::string()
+                                 : fmt::format(", merged from {} findings file{}", run.findings_files,
+                                               run.findings_files == 1 ? "" : "s");
   out << st("1", "denpex: " + summary)
-      << fmt::format(" ({} source{}, {} lines, {} match{})\n\n", run.sources, run.sources == 1 ? "" : "s", run.lines,
-                     d.hits, d.hits == 1 ? "" : "es");
+      << fmt::format(" ({} source{}, {} lines, {} match{}{})\n\n", run.sources, run.sources == 1 ? "" : "s", run.lines,
+                     d.hits, d.hits == 1 ? "" : "es", merged);
   if (o.timeline) {
     if (const auto tl = build_timeline(d)) {
       print_text_timeline(out, *tl, d, cat, o.width);

@@ -22,6 +22,7 @@ struct RunInfo {
   std::uint64_t sources = 0;
   std::uint64_t long_lines_cut = 0;
   std::vector<Diagnostic> diagnostics;
+  std::uint64_t findings_files = 0; // denpex's own JSON Lines findings merged in this run (docs/cluster.md)
 };
 
 struct TextOptions {
