@@ -122,6 +122,15 @@ bool parse_clock(Cursor& c, WallTime& t) {
   return true;
 }
 
+// A wall-clock stamp as parsed, in `format`.
+Timestamp wall_timestamp(const WallTime& t, std::string_view format) {
+  Timestamp ts;
+  ts.kind = ClockKind::wall;
+  ts.wall = t;
+  ts.format = format;
+  return ts;
+}
+
 // YYYY-MM-DD[T ]HH:MM:SS[.frac][Z|+HH:MM|+HHMM]
 std::optional<Timestamp> parse_iso(std::string_view s, std::size_t pos) {
   Cursor c(s, pos);
@@ -170,11 +179,18 @@ std::optional<Timestamp> parse_iso(std::string_view s, std::size_t pos) {
   if (!valid(t)) {
     return std::nullopt;
   }
-  Timestamp ts;
-  ts.kind = ClockKind::wall;
-  ts.wall = t;
-  ts.format = format;
-  return ts;
+  return wall_timestamp(t, format);
+}
+
+// A year-less month and day followed, at the cursor, by the time of day.
+std::optional<Timestamp> wall_stamp(Cursor& c, int month, int day, std::string_view format) {
+  WallTime t;
+  t.month = month;
+  t.day = day;
+  if (!parse_clock(c, t) || !valid(t)) {
+    return std::nullopt;
+  }
+  return wall_timestamp(t, format);
 }
 
 // glog/c10: [IWEF]MMDD HH:MM:SS.micros
@@ -198,17 +214,7 @@ std::optional<Timestamp> parse_glog(std::string_view s, std::size_t pos) {
     return std::nullopt;
   }
   c.skip_spaces();
-  WallTime t;
-  t.month = *mo;
-  t.day = *d;
-  if (!parse_clock(c, t) || !valid(t)) {
-    return std::nullopt;
-  }
-  Timestamp ts;
-  ts.kind = ClockKind::wall;
-  ts.wall = t;
-  ts.format = "glog";
-  return ts;
+  return wall_stamp(c, *mo, *d, "glog");
 }
 
 // vLLM's logger: "INFO 12-17 23:28:01 [engine.py:135] ..." (no year): a
@@ -228,17 +234,7 @@ std::optional<Timestamp> parse_level_month_day(std::string_view s, std::size_t p
   if (!d || !c.eat(' ')) {
     return std::nullopt;
   }
-  WallTime t;
-  t.month = *mo;
-  t.day = *d;
-  if (!parse_clock(c, t) || !valid(t)) {
-    return std::nullopt;
-  }
-  Timestamp ts;
-  ts.kind = ClockKind::wall;
-  ts.wall = t;
-  ts.format = "level-month-day";
-  return ts;
+  return wall_stamp(c, *mo, *d, "level-month-day");
 }
 
 // syslog: Mon DD HH:MM:SS  /  dmesg -T: [Day Mon DD HH:MM:SS YYYY]

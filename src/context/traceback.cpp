@@ -146,17 +146,27 @@ std::optional<Traceback> TracebackReader::ending_at(std::string_view chunk, std:
   std::uint64_t at = line_no;
   bool header = false;
   std::string_view below; // the speaker's line under the one being read: a frame's code line
-  for (std::size_t n = 0; n < k_max_lines; ++n) {
-    const auto l = up.next();
-    if (!l) {
-      break;
+  // The next line up that the exception's own speaker printed (its body,
+  // without launcher prefixes), counting every line passed; nullopt at the
+  // end of the text kept or after `budget` lines.
+  auto next_own = [&](std::size_t& budget) -> std::optional<std::string_view> {
+    while (budget > 0) {
+      --budget;
+      const auto l = up.next();
+      if (!l) {
+        return std::nullopt;
+      }
+      --at;
+      const auto p = launcher_prefix(*l);
+      if (speaker(p) == who) {
+        return l->substr(std::min(p.body, l->size()));
+      }
     }
-    --at;
-    const auto p = launcher_prefix(*l);
-    if (speaker(p) != who) {
-      continue;
-    }
-    const auto body = l->substr(std::min(p.body, l->size()));
+    return std::nullopt;
+  };
+  std::size_t budget = k_max_lines;
+  while (const auto own_line = next_own(budget)) {
+    const auto body = *own_line;
     // A Ray task's remote traceback starts under "RayTaskError(T): ray::f() (pid=...)".
     if (body.find(k_header) != std::string_view::npos ||
         (body.find("ray::") != std::string_view::npos && body.find("(pid=") != std::string_view::npos)) {
@@ -189,17 +199,9 @@ std::optional<Traceback> TracebackReader::ending_at(std::string_view chunk, std:
   // Above the header: a blank line, the link sentence, a blank line, and the
   // previous exception of the chain.
   std::optional<ChainLink> link;
-  for (std::size_t n = 0; n < 8; ++n) {
-    const auto l = up.next();
-    if (!l) {
-      break;
-    }
-    --at;
-    const auto p = launcher_prefix(*l);
-    if (speaker(p) != who) {
-      continue;
-    }
-    const auto body = trim(l->substr(std::min(p.body, l->size())));
+  budget = 8;
+  while (const auto own_line = next_own(budget)) {
+    const auto body = trim(*own_line);
     if (body.empty()) {
       continue;
     }
