@@ -2,6 +2,7 @@
 
 #include <denpex/correlate/describe.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <ctime>
 
@@ -39,6 +40,17 @@ std::vector<std::string> code_notes(const correlate::Diagnosis& d, const correla
     notes.push_back(std::move(together));
   }
   return notes;
+}
+
+bool alternative_seen(const catalog::Signature& sig, const correlate::Incident& inc, std::uint32_t signal) {
+  auto required = [&](std::uint32_t k) {
+    return std::find(sig.requires_any.begin(), sig.requires_any.end(), sig.signals[k].id) != sig.requires_any.end();
+  };
+  if (!required(signal)) {
+    return false;
+  }
+  return std::any_of(inc.signals.begin(), inc.signals.end(),
+                     [&](const correlate::SignalStatus& st) { return st.signal != signal && st.count > 0 && required(st.signal); });
 }
 
 std::string format_time(const correlate::Evidence& e) {

@@ -202,7 +202,7 @@ void print_incident(std::ostream& out, const correlate::Diagnosis& d, const cata
         out << "    " << st("32", "seen   ") << " " << fmt::format("{:<24}", sg.id) << " "
             << util::escape_for_terminal(location(d, *s.first)) << (s.count > 1 ? fmt::format(" (+{} more)", s.count - 1) : "")
             << "\n";
-      } else {
+      } else if (!alternative_seen(sig, inc, s.signal)) {
         out << "    " << st("33", "missing") << " " << fmt::format("{:<24}", sg.id) << " "
             << (sg.description.empty() ? "" : sg.description) << "\n";
       }

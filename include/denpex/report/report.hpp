@@ -54,6 +54,11 @@ std::string incident_title(const correlate::Incident& inc, const catalog::Catalo
 // ranks 0-7 at the same time ...". Raw log text: escape it for the output.
 std::vector<std::string> code_notes(const correlate::Diagnosis& d, const correlate::Incident& inc);
 
+// Whether an unseen signal of `inc` needs no mention: it is one of the
+// entry's alternative required evidence (`requires`) and another of them
+// was seen (NVLS in use from an INFO line, or from the WARN's own location).
+bool alternative_seen(const catalog::Signature& sig, const correlate::Incident& inc, std::uint32_t signal);
+
 // "2024-11-29 17:59:58.123" (UTC-as-local), "+12345.678901s since boot", or "".
 std::string format_time(const correlate::Evidence& e);
 // A stamp as printed (no year inference): "11-29 17:59:58.000", "2024-11-29 ...Z".
