@@ -33,7 +33,7 @@ _denpex() {
   case "$cmd" in
     diagnose)
       if [[ "$cur" == -* ]]; then
-        COMPREPLY=($(compgen -W "$common --format --output --fail-on --ignore --jobs -j --year --node --no-timeline --follow --follow-idle --verbose -v --redact --include --exclude --formats --max-input-size" -- "$cur"))
+        COMPREPLY=($(compgen -W "$common --format --output --fail-on --ignore --jobs -j --year --clock-skew --node --no-timeline --follow --follow-idle --verbose -v --redact --include --exclude --formats --max-input-size" -- "$cur"))
       else
         COMPREPLY=($(compgen -f -- "$cur"))
       fi ;;
@@ -86,7 +86,7 @@ _denpex() {
       '*--formats[line formats from DIR]:dir:_files -/' '--max-input-size[GiB per source]:gib:' \
       '--fail-on[lowest severity that fails]:severity:(info warning error critical never)' \
       '*--ignore[ignore a signature]:id:_denpex_ids' '(-j --jobs)'{-j,--jobs}'[files read in parallel]:n:' \
-      '--year[year of stamps without one]:year:' '--follow[follow a growing file or a pipe]' \
+      '--year[year of stamps without one]:year:' '--clock-skew[how far apart nodes clocks may be]:seconds:' '--follow[follow a growing file or a pipe]' \
       '--follow-idle[seconds without growth before stopping]:seconds:' '(-v --verbose)'{-v,--verbose}'[say what was skipped]' \
       '--redact[mask addresses, hosts and tokens]' '*:log:_files' ;;
     grep) _arguments -s $common '*--signature[only this id or prefix]:id:_denpex_ids' \

@@ -75,6 +75,7 @@ struct DiagnoseArgs {
   std::vector<std::string> ignore;
   unsigned jobs = 0;
   int year = 0;
+  double clock_skew_s = 1.0; // --clock-skew: nodes' clocks agree within this
   bool follow = false;
   int follow_idle = 30;
   bool verbose = false;
@@ -456,6 +457,7 @@ int run_diagnose(const CommonArgs& common, const DiagnoseArgs& args) {
   correlate::CorrelateOptions co;
   co.assume_year = args.year;
   co.node = args.node;
+  co.node_skew_us = static_cast<std::int64_t>(args.clock_skew_s * 1e6);
   co.now_year = current_year();
 
   // --follow: re-correlate whenever a new cause arrives and say so at once.
@@ -869,6 +871,11 @@ auto* diagnose = app.add_subcommand("diagnose", "Find the initiating failure in 
                        "the host of lines that name none: for a run over one node's own logs (a per-node job step, "
                        "e.g. --node \"$(hostname)\"), so merged findings keep their node")
       ->type_name("NAME");
+  diagnose->add_option("--clock-skew", dargs.clock_skew_s,
+                       "how far apart nodes' clocks may be, in seconds (default 1): stamps from different nodes this "
+                       "much closer than usual count as concurrent, and a cause on another node that close is reported")
+      ->type_name("SECONDS")
+      ->check(CLI::Range(0.0, 86400.0));
   diagnose->add_option("--year", dargs.year, "year of timestamps that print none (syslog, glog); default: inferred")
       ->check(CLI::Range(1970, 2200));
   add_common(diagnose, common, no_config);

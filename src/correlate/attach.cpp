@@ -1,7 +1,8 @@
 // Pass: attach. Symptoms and context join the incidents chosen so far.
 //  - A context entry joins the first incident it `refines`.
 //  - A symptom joins the most recent incident that started before it
-//    (within the skew window), explains it (or any incident, for a generic
+//    (within the skew window, widened by the cross-node clock tolerance
+//    when they come from different nodes), explains it (or any incident, for a generic
 //    wrapper such as ChildFailedError) and is on the same GPU when both name
 //    one. Without comparable clocks it joins the initiating incident if that
 //    one qualifies. Symptoms no incident explains are listed as unexplained.
@@ -33,7 +34,7 @@ std::optional<std::size_t> symptom_target(const State& s, const Record& r) {
       continue;
     }
     const bool timed = comparable(s.times[i], r.stamp);
-    if (timed && s.times[i]->t > r.stamp->t + s.options.skew_us) {
+    if (timed && s.times[i]->t > r.stamp->t + window(s, incs[i].hosts, r.host)) {
       // The incident started after this report, unless the report has no
       // stamp of its own and sits right above the incident's line (the
       // "terminate called" line above a what()): it was printed at or after

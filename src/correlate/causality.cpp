@@ -41,7 +41,7 @@ void absorb(Work& a, Work& b) {
 // b may follow a (or be concurrent within the skew window).
 bool time_ok(const State& s, const Work& a, const Work& b) {
   if (comparable(a.first_time, b.first_time)) {
-    return borrowed_stamp(b) || b.first_time->t + s.options.skew_us >= a.first_time->t;
+    return borrowed_stamp(b) || b.first_time->t + window(s, a.inc.hosts, b.inc.hosts) >= a.first_time->t;
   }
   if (a.inc.first.source == b.inc.first.source) {
     return b.inc.first.line_no >= a.inc.first.line_no || a.inc.first.line_no - b.inc.first.line_no <= k_detail_lines;
@@ -73,7 +73,8 @@ bool same_event(const State& s, const Work& a, const Work& b) {
     return false;
   }
   const auto dt = b.first_time->t - a.first_time->t;
-  if (dt < -s.options.skew_us || dt > s.options.skew_us) {
+  const auto w = window(s, a.inc.hosts, b.inc.hosts);
+  if (dt < -w || dt > w) {
     return false;
   }
   if (s.cat.at(a.inc.signature).priority <= s.cat.at(b.inc.signature).priority || !same_gpu(a, b)) {

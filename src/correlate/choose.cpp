@@ -16,6 +16,7 @@
 #include "passes.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <numeric>
 
 namespace denpex::correlate::detail {
@@ -120,6 +121,28 @@ Choice candidates(const State& s) {
   return c;
 }
 
+// The other node's candidate closest in time to the chosen one, when it is
+// within the cross-node window: a clock difference inside the stated
+// tolerance could then reverse their order.
+std::optional<ClockRisk> clock_risk(const State& s, const std::vector<std::size_t>& cand, std::size_t best) {
+  const auto& incs = s.d.incidents;
+  const auto& times = s.times;
+  std::optional<ClockRisk> risk;
+  for (auto i : cand) {
+    const bool other_node = window(s, incs[best].hosts, incs[i].hosts) > s.options.skew_us;
+    if (i == best || !other_node || !comparable(times[i], times[best]) || times[i]->domain != 0) {
+      continue;
+    }
+    const auto delta = times[i]->t - times[best]->t;
+    if (std::abs(delta) > window(s, incs[best].hosts, incs[i].hosts) ||
+        (risk && std::abs(risk->delta_us) <= std::abs(delta))) {
+      continue;
+    }
+    risk = ClockRisk{incs[i].signature, *incs[i].hosts.begin(), delta, incs[i].first};
+  }
+  return risk;
+}
+
 // Tier 5: order among the remaining candidates.
 std::size_t order(const State& s, const std::vector<std::size_t>& cand, Decision& dec) {
   const auto& incs = s.d.incidents;
@@ -138,9 +161,9 @@ std::size_t order(const State& s, const std::vector<std::size_t>& cand, Decision
       }
     }
     dec.rule = Rule::earliest_by_time;
-    const auto earliest = times[best]->t;
+    const auto earliest = best;
     for (auto i : cand) {
-      if (i != best && times[i]->t - earliest <= s.options.skew_us) {
+      if (i != earliest && times[i]->t - times[earliest]->t <= window(s, incs[earliest].hosts, incs[i].hosts)) {
         dec.rule = Rule::concurrent_most_specific;
         if (prio(i) > prio(best) || (prio(i) == prio(best) && pos_less(i, best))) {
           best = i;
@@ -168,6 +191,8 @@ std::size_t order(const State& s, const std::vector<std::size_t>& cand, Decision
   }
   dec.priority = prio(best);
   dec.skew_us = s.options.skew_us;
+  dec.node_skew_us = s.options.node_skew_us;
+  dec.clock_risk = clock_risk(s, cand, best);
   return best;
 }
 

@@ -93,6 +93,17 @@ std::optional<std::size_t> xid_entry(const catalog::Catalog& cat, std::string_vi
   return cat.find(fmt::format("xid.{}", n));
 }
 
+std::int64_t window(const State& s, const std::set<std::string>& a, const std::set<std::string>& b) {
+  const bool other_nodes = !a.empty() && !b.empty() &&
+                           std::none_of(b.begin(), b.end(), [&](const std::string& h) { return a.count(h) != 0; });
+  return s.options.skew_us + (other_nodes ? s.options.node_skew_us : 0);
+}
+
+std::int64_t window(const State& s, const std::set<std::string>& a, const std::string& b) {
+  const bool other_node = !a.empty() && !b.empty() && a.count(b) == 0;
+  return s.options.skew_us + (other_node ? s.options.node_skew_us : 0);
+}
+
 } // namespace detail
 
 const std::string& Diagnosis::source_name(std::uint32_t id) const {

@@ -1,6 +1,7 @@
 // The words for the correlator's decisions (describe.hpp).
 #include <denpex/correlate/describe.hpp>
 
+#include <cmath>
 #include <ctime>
 
 #include <fmt/format.h>
@@ -61,9 +62,13 @@ std::string describe(const Decision& dec, const Diagnosis& d) {
     out = "earliest cause by timestamp";
     break;
   case Rule::concurrent_most_specific:
-    out = fmt::format("earliest cause by timestamp; causes within {:.1f} s of it are treated as concurrent and the "
+    out = fmt::format("earliest cause by timestamp; causes within {:.1f} s of it{} are treated as concurrent and the "
                       "most specific one (priority {}) wins",
-                      static_cast<double>(dec.skew_us) / 1e6, dec.priority);
+                      static_cast<double>(dec.skew_us) / 1e6,
+                      dec.clock_risk ? fmt::format(" ({:.1f} s on another node)",
+                                                   static_cast<double>(dec.skew_us + dec.node_skew_us) / 1e6)
+                                     : std::string(),
+                      dec.priority);
     break;
   case Rule::earliest_in_file:
     out = "earliest cause in its file (no comparable timestamps; line order used)";
@@ -89,6 +94,15 @@ std::string describe(const Decision& dec, const Diagnosis& d) {
   if (dec.nonfatal_skipped > 0) {
     out += fmt::format("; {} before a failure in the same episode not considered",
                        count_of(dec.nonfatal_skipped, "warning-level cause"));
+  }
+  if (const auto& r = dec.clock_risk) {
+    const auto delta = static_cast<double>(r->delta_us) / 1e6;
+    out += fmt::format("; a cause on {} ({}:{}) is stamped {:.1f} s {} it, inside the window for different nodes "
+                       "({:.1f} s concurrency plus {:.1f} s clock tolerance): which node initiated rests on their "
+                       "clocks agreeing",
+                       r->host, d.source_name(r->first.source), r->first.line_no, std::abs(delta),
+                       delta < 0 ? "before" : "after", static_cast<double>(dec.skew_us) / 1e6,
+                       static_cast<double>(dec.node_skew_us) / 1e6);
   }
   if (dec.episode && d.episodes.size() > 1) {
     const auto& e = d.episodes[*dec.episode];

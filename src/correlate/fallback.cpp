@@ -110,6 +110,7 @@ void pass_fallback(State& s) {
   dec.candidates = 1;
   dec.priority = sig.priority;
   dec.skew_us = s.options.skew_us;
+  dec.node_skew_us = s.options.node_skew_us;
   inc.decision = dec;
   if (const auto causes = likely_causes(s.cat, g.signature); !causes.empty()) {
     inc.missing.push_back(fmt::format("the cause itself: this is a downstream report, usually of {}; look in the "

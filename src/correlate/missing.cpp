@@ -6,6 +6,7 @@
 #include "passes.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -30,6 +31,22 @@ void pass_missing(State& s) {
     if (reads_traceback && !inc.traceback) {
       inc.missing.push_back("the traceback above the exception (the frames that say where it was raised): the "
                             "failing rank's whole stderr, or its torchelastic error file");
+    }
+    if (inc.decision && inc.decision->clock_risk) {
+      const auto& r = *inc.decision->clock_risk;
+      const auto here = inc.hosts.empty() ? std::string("this node") : *inc.hosts.begin();
+      const auto delta = std::abs(static_cast<double>(r.delta_us)) / 1e6;
+      const auto& other = s.cat.at(r.signature).id;
+      inc.missing.push_back(
+          r.delta_us >= 0
+              ? fmt::format("the clock offset between {} and {} when the job failed (`chronyc tracking` or the PTP "
+                            "daemon's log on each): if {}'s clock ran ahead of {}'s by more than {:.1f} s, its {} "
+                            "came first",
+                            here, r.host, r.host, here, delta, other)
+              : fmt::format("the clock offset between {} and {} when the job failed (`chronyc tracking` or the PTP "
+                            "daemon's log on each): unless {}'s clock ran behind {}'s by more than {:.1f} s, its {} "
+                            "came first and only specificity chose this one",
+                            here, r.host, r.host, here, delta, other));
     }
     if (!inc.caused_by.empty() && !xid_entry(s.cat, inc.caused_by)) {
       inc.missing.push_back(fmt::format("the line names an earlier Xid {} as its cause; look for it in the node's "

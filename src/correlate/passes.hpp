@@ -104,6 +104,12 @@ void pass_fallback(State& s);
 inline bool borrowed_stamp(const Hit& h) { return h.ctx.time.origin == context::Origin::neighbour; }
 inline bool borrowed_stamp(const Work& w) { return w.inc.first.ctx.time.origin == context::Origin::neighbour; }
 
+// How close two stamps must be to count as concurrent: the skew window, plus
+// the cross-node clock tolerance when they come from different nodes (both
+// name hosts, and none in common).
+std::int64_t window(const State& s, const std::set<std::string>& a, const std::set<std::string>& b);
+std::int64_t window(const State& s, const std::set<std::string>& a, const std::string& b);
+
 // Shared helpers.
 std::string capture(const Hit& h, std::string_view name);
 Time stamp_of(const Evidence& e);

@@ -15,6 +15,36 @@ std::string location(const correlate::Diagnosis& d, const correlate::Evidence& e
   return fmt::format("{}:{}", name, e.line_no);
 }
 
+std::vector<WhoPart> who_parts(const correlate::Evidence& e, std::string_view device, const std::set<int>* together) {
+  std::vector<WhoPart> parts;
+  if (together != nullptr) {
+    parts.push_back({"ranks", fmt::format("{} (together)", format_ranks(*together))});
+  } else if (e.ctx.rank) {
+    parts.push_back({"rank", std::to_string(e.ctx.rank->value)});
+  } else if (e.ctx.local_rank) {
+    parts.push_back({"local rank", std::to_string(e.ctx.local_rank->value)});
+  }
+  if (e.ctx.host) {
+    parts.push_back({"host", e.ctx.host->value, true});
+  }
+  if (e.ctx.pci) {
+    parts.push_back({std::string(device), e.ctx.pci->value, true});
+  } else if (e.ctx.gpu) {
+    parts.push_back({"GPU", std::to_string(e.ctx.gpu->value)});
+  }
+  if (e.ctx.pid) {
+    parts.push_back({"pid", std::to_string(e.ctx.pid->value)});
+  }
+  return parts;
+}
+
+std::string_view device_noun(const catalog::Signature& sig) {
+  if (sig.area == "network") {
+    return "NIC";
+  }
+  return sig.area == "storage" ? "device" : "GPU";
+}
+
 std::string incident_title(const correlate::Incident& inc, const catalog::Catalog& cat) {
   return inc.headline.empty() ? cat.at(inc.signature).title : inc.headline;
 }

@@ -29,25 +29,6 @@ std::string_view command_for(catalog::Severity s) {
   return "notice";
 }
 
-std::string who(const correlate::Evidence& e) {
-  std::string out;
-  auto add = [&](const std::string& s) { out += out.empty() ? s : ", " + s; };
-  if (e.ctx.rank) {
-    add(fmt::format("rank {}", e.ctx.rank->value));
-  }
-  if (e.ctx.host) {
-    add("host " + util::escape_for_terminal(e.ctx.host->value));
-  }
-  if (e.ctx.pci) {
-    add("GPU " + e.ctx.pci->value);
-  } else if (e.ctx.gpu) {
-    add(fmt::format("GPU {}", e.ctx.gpu->value));
-  }
-  if (auto t = format_time(e); !t.empty()) {
-    add(t);
-  }
-  return out;
-}
 
 void annotation(std::ostream& out, std::string_view command, const correlate::Diagnosis& d,
                 const correlate::Evidence& e, std::string_view title, std::string_view message) {
@@ -116,7 +97,12 @@ void print_github(std::ostream& out, const correlate::Diagnosis& d, const catalo
       msg += fmt::format("  export {}={}\n", k, v);
     }
     msg += fmt::format("signature: {} ({}, {})\n", sig.id, catalog::to_string(sig.severity), sig.area);
-    if (auto w = who(inc.first); !w.empty()) {
+    auto w = join_who(who_parts(inc.first, device_noun(sig)), ", ",
+                      [](const std::string& v) { return util::escape_for_terminal(v); });
+    if (auto t = format_time(inc.first); !t.empty()) {
+      w += w.empty() ? t : ", " + t;
+    }
+    if (!w.empty()) {
       msg += "first seen: " + w + "\n";
     }
     msg += fmt::format("seen: {} line{}", inc.count, inc.count == 1 ? "" : "s");

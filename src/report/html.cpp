@@ -96,24 +96,10 @@ std::string when(const correlate::Evidence& e) {
   return t.empty() ? std::string("no stamp") : t;
 }
 
-std::string who_text(const correlate::Evidence& e) {
-  std::string out;
-  auto add = [&](const std::string& s) { out += (out.empty() ? "" : ", ") + s; };
-  if (e.ctx.rank) {
-    add(fmt::format("rank {}", e.ctx.rank->value));
-  }
-  if (e.ctx.host) {
-    add("host " + e.ctx.host->value);
-  }
-  if (e.ctx.pci) {
-    add("GPU " + e.ctx.pci->value);
-  } else if (e.ctx.gpu) {
-    add(fmt::format("GPU {}", e.ctx.gpu->value));
-  }
-  if (e.ctx.pid) {
-    add(fmt::format("pid {}", e.ctx.pid->value));
-  }
-  return out;
+
+// Escaped by the caller (html()), as the rest of the page.
+std::string who_text(const correlate::Evidence& e, std::string_view device = "GPU") {
+  return join_who(who_parts(e, device), ", ", [](const std::string& v) { return v; });
 }
 
 // The SVG timeline: one row per group, marks with their details as data-*
@@ -198,7 +184,7 @@ void incident_section(std::ostream& out, const correlate::Incident& inc, const c
                      inc.initiating ? " &middot; <strong>initiating failure</strong>" : "");
   out << "<h3>" << html(incident_title(inc, cat)) << "</h3>\n<dl>\n";
   out << "<dt>where</dt><dd class=\"mono\">" << html(location(d, inc.first)) << "</dd>\n";
-  if (auto w = who_text(inc.first); !w.empty()) {
+  if (auto w = who_text(inc.first, device_noun(cat.at(inc.signature))); !w.empty()) {
     out << "<dt>who</dt><dd>" << html(w) << "</dd>\n";
   }
   out << "<dt>when</dt><dd>" << html(when(inc.first)) << "</dd>\n";

@@ -20,7 +20,7 @@ using detail::signals_json;
 using detail::where_json;
 
 // The facts the choice of the initiating incident used (null otherwise).
-ordered_json decision_json(const correlate::Incident& inc) {
+ordered_json decision_json(const correlate::Diagnosis& d, const catalog::Catalog& cat, const correlate::Incident& inc) {
   if (!inc.decision) {
     return nullptr;
   }
@@ -30,6 +30,15 @@ ordered_json decision_json(const correlate::Incident& inc) {
   j["candidates"] = dec.candidates;
   j["priority"] = dec.priority;
   j["skew_s"] = static_cast<double>(dec.skew_us) / 1e6;
+  j["clock_skew_s"] = static_cast<double>(dec.node_skew_us) / 1e6;
+  if (const auto& r = dec.clock_risk) {
+    j["clock_risk"] = {{"signature", cat.at(r->signature).id},
+                       {"host", safe(r->host)},
+                       {"delta_s", static_cast<double>(r->delta_us) / 1e6},
+                       {"where", where_json(d, r->first)}};
+  } else {
+    j["clock_risk"] = nullptr;
+  }
   j["episode"] = dec.episode ? ordered_json(*dec.episode) : ordered_json(nullptr);
   j["fell_back"] = dec.fell_back;
   j["skipped"] = {{"generic", dec.generic_skipped},
@@ -110,7 +119,7 @@ void print_json(std::ostream& out, const correlate::Diagnosis& d, const catalog:
     j["initiating"] = inc.initiating;
     j["rule"] = inc.decision ? ordered_json(correlate::describe(*inc.decision, d)) : ordered_json(nullptr);
     j["rule_id"] = inc.decision ? ordered_json(std::string(correlate::to_string(inc.decision->rule))) : ordered_json(nullptr);
-    j["decision"] = decision_json(inc);
+    j["decision"] = decision_json(d, cat, inc);
     j["confidence"] = inc.initiating ? ordered_json(std::string(correlate::to_string(inc.confidence))) : ordered_json(nullptr);
     j["where"] = where_json(d, inc.first);
     j["count"] = inc.count;

@@ -129,30 +129,11 @@ std::string md_log(std::string_view s, bool in_table = false) {
 
 std::string where_text(const correlate::Diagnosis& d, const Evidence& e) { return location(d, e); }
 
-std::string who(const Evidence& e) {
-  std::vector<std::string> parts;
-  if (e.ctx.rank) {
-    parts.push_back(fmt::format("rank {}", e.ctx.rank->value));
-  } else if (e.ctx.local_rank) {
-    parts.push_back(fmt::format("local rank {}", e.ctx.local_rank->value));
-  }
-  if (e.ctx.host) {
-    parts.push_back("host " + md_log(e.ctx.host->value));
-  }
-  if (e.ctx.pci) {
-    parts.push_back("GPU " + md_log(e.ctx.pci->value));
-  } else if (e.ctx.gpu) {
-    parts.push_back(fmt::format("GPU {}", e.ctx.gpu->value));
-  }
-  if (e.ctx.pid) {
-    parts.push_back(fmt::format("pid {}", e.ctx.pid->value));
-  }
+
+std::string who(const Evidence& e, std::string_view device) {
+  auto out = join_who(who_parts(e, device), " · ", [](const std::string& v) { return md_log(v); });
   if (auto t = format_time(e); !t.empty()) {
-    parts.push_back(t);
-  }
-  std::string out;
-  for (const auto& p : parts) {
-    out += out.empty() ? p : " · " + p;
+    out += out.empty() ? t : " · " + t;
   }
   return out;
 }
@@ -210,7 +191,7 @@ void print_incident(std::ostream& out, const correlate::Diagnosis& d, const cata
   }
   out << "\n\n";
   out << "**Where:** " << md_log(where_text(d, inc.first));
-  if (auto w = who(inc.first); !w.empty()) {
+  if (auto w = who(inc.first, device_noun(sig)); !w.empty()) {
     out << " · " << w;
   }
   out << "  \n";
@@ -333,7 +314,7 @@ void print_markdown(std::ostream& out, const correlate::Diagnosis& d, const cata
     out << "## denpex: " << (first.headline.empty() ? md_text(sig.title) : md_log(first.headline)) << "\n\n";
     out << "**" << (first.initiating ? "Initiating failure" : "First failure") << ":** " << markdown_code_span(sig.id)
         << " (" << catalog::to_string(sig.severity) << ") at " << md_log(where_text(d, first.first));
-    if (auto w = who(first.first); !w.empty()) {
+    if (auto w = who(first.first, device_noun(sig)); !w.empty()) {
       out << " · " << w;
     }
     out << "  \n";

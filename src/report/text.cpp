@@ -65,34 +65,6 @@ std::string wrap(std::string_view text, std::size_t width, std::string_view inde
 }
 
 
-// Who printed a line; `ranks` replaces its rank when several raised it at once.
-std::string who(const Evidence& e, const std::set<int>* ranks = nullptr) {
-  std::vector<std::string> parts;
-  if (ranks != nullptr) {
-    parts.push_back(fmt::format("ranks {} (together)", format_ranks(*ranks)));
-  } else if (e.ctx.rank) {
-    parts.push_back(fmt::format("rank {}", e.ctx.rank->value));
-  }
-  if (e.ctx.local_rank && !e.ctx.rank) {
-    parts.push_back(fmt::format("local rank {}", e.ctx.local_rank->value));
-  }
-  if (e.ctx.host) {
-    parts.push_back("host " + util::escape_for_terminal(e.ctx.host->value));
-  }
-  if (e.ctx.pci) {
-    parts.push_back("GPU " + e.ctx.pci->value);
-  } else if (e.ctx.gpu) {
-    parts.push_back(fmt::format("GPU {}", e.ctx.gpu->value));
-  }
-  if (e.ctx.pid) {
-    parts.push_back(fmt::format("pid {}", e.ctx.pid->value));
-  }
-  std::string out;
-  for (const auto& p : parts) {
-    out += out.empty() ? p : "  " + p;
-  }
-  return out;
-}
 
 // Where in the code: the frame that raised it, the caller's own innermost
 // frame when that is elsewhere, and the exception chain it ends.
@@ -141,7 +113,9 @@ void print_incident(std::ostream& out, const correlate::Diagnosis& d, const cata
     out << "  kind     " << sig.title << "\n";
   }
   out << "  where    " << util::escape_for_terminal(location(d, inc.first));
-  if (auto w = who(inc.first, inc.simultaneous ? &inc.ranks : nullptr); !w.empty()) {
+  if (auto w = join_who(who_parts(inc.first, device_noun(cat.at(inc.signature)), inc.simultaneous ? &inc.ranks : nullptr),
+                        "  ", [](const std::string& v) { return util::escape_for_terminal(v); });
+      !w.empty()) {
     out << "  " << w;
   }
   out << "\n";

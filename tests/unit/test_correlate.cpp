@@ -453,3 +453,88 @@ TEST_CASE("r14: a direct-cause chain is named by its root, with what it caused",
   CHECK(denpex::correlate::describe_chain(d.incidents[0], d) ==
         "it caused RuntimeError: worker exited unexpectedly (train.log:9)");
 }
+
+// --- Clocks across nodes (#18) ---
+
+namespace {
+
+Hit on_node(Hit h, const std::string& host, int second, int micros = 0) {
+  h.ctx.host = denpex::context::Field<std::string>{host, denpex::context::Origin::prefix};
+  h.ctx.time.wall.second = second;
+  h.ctx.time.wall.micros = micros;
+  return h;
+}
+
+denpex::correlate::Diagnosis two_nodes(const Catalog& cat, const std::string& first_host, const std::string& first_id,
+                                       const std::string& second_host, const std::string& second_id,
+                                       std::int64_t node_skew_us) {
+  std::vector<Hit> hits{on_node(hit(cat, first_id, 0, 1, 2024, 11, 29, 18, 0), first_host, 0),
+                        on_node(hit(cat, second_id, 1, 1, 2024, 11, 29, 18, 0), second_host, 2, 500'000)};
+  denpex::correlate::CorrelateOptions o;
+  o.node_skew_us = node_skew_us;
+  return denpex::correlate::correlate(hits, {SourceRef{"a.log", {}}, SourceRef{"b.log", {}}}, cat, o);
+}
+
+} // namespace
+
+TEST_CASE("clocks: another node's cause within the tolerance is concurrent and reported", "[correlate][clocks]") {
+  const auto cat = make_catalog({entry("t.xid", "cause", 90), entry("t.ib", "cause", 80)});
+  SECTION("2.5 s apart on two nodes, 1 s tolerance: concurrent; the risk is named with what would settle it") {
+    const auto d = two_nodes(cat, "node-a", "t.xid", "node-b", "t.ib", 1'000'000);
+    const auto* init = d.initiating();
+    REQUIRE(init != nullptr);
+    CHECK(cat.at(init->signature).id == "t.xid");
+    REQUIRE(init->decision);
+    CHECK(init->decision->rule == denpex::correlate::Rule::concurrent_most_specific);
+    REQUIRE(init->decision->clock_risk);
+    CHECK(init->decision->clock_risk->host == "node-b");
+    CHECK(init->decision->clock_risk->delta_us == 2'500'000);
+    CHECK(cat.at(init->decision->clock_risk->signature).id == "t.ib");
+    CHECK(denpex::correlate::describe(*init->decision, d).find(
+              "causes within 2.0 s of it (3.0 s on another node) are treated as concurrent") != std::string::npos);
+    CHECK(denpex::correlate::describe(*init->decision, d).find(
+              "stamped 2.5 s after it, inside the window for different nodes (2.0 s concurrency plus 1.0 s clock "
+              "tolerance)") != std::string::npos);
+    REQUIRE_FALSE(init->missing.empty());
+    CHECK(init->missing.back().find("if node-b's clock ran ahead of node-a's by more than 2.5 s, its t.ib came first") !=
+          std::string::npos);
+  }
+  SECTION("no tolerance: ordered by time, nothing to report") {
+    const auto d = two_nodes(cat, "node-a", "t.xid", "node-b", "t.ib", 0);
+    REQUIRE(d.initiating() != nullptr);
+    CHECK(d.initiating()->decision->rule == denpex::correlate::Rule::earliest_by_time);
+    CHECK_FALSE(d.initiating()->decision->clock_risk);
+  }
+  SECTION("one node: one clock, no tolerance added") {
+    const auto d = two_nodes(cat, "node-a", "t.xid", "node-a", "t.ib", 1'000'000);
+    REQUIRE(d.initiating() != nullptr);
+    CHECK(d.initiating()->decision->rule == denpex::correlate::Rule::earliest_by_time);
+    CHECK_FALSE(d.initiating()->decision->clock_risk);
+  }
+  SECTION("the more specific cause stamped later: the earlier one is named as the risk") {
+    const auto d = two_nodes(cat, "node-b", "t.ib", "node-a", "t.xid", 1'000'000);
+    const auto* init = d.initiating();
+    REQUIRE(init != nullptr);
+    CHECK(cat.at(init->signature).id == "t.xid");
+    REQUIRE(init->decision->clock_risk);
+    CHECK(init->decision->clock_risk->delta_us == -2'500'000);
+    CHECK(init->missing.back().find("unless node-b's clock ran behind node-a's by more than 2.5 s, its t.ib came "
+                                    "first") != std::string::npos);
+  }
+}
+
+TEST_CASE("clocks: a symptom stamped slightly before its cause on another node is still its collateral",
+          "[correlate][clocks]") {
+  const auto cat = make_catalog({entry("t.timeout", "symptom", 20), entry("t.xid", "cause", 90, {"t.timeout"})});
+  std::vector<Hit> hits{on_node(hit(cat, "t.xid", 0, 1, 2024, 11, 29, 18, 0), "node-a", 10),
+                        on_node(hit(cat, "t.timeout", 1, 1, 2024, 11, 29, 18, 0, 5), "node-b", 7, 500'000)};
+  denpex::correlate::CorrelateOptions o;
+  o.node_skew_us = 1'000'000; // 2.5 s early: inside the 2 s window plus 1 s between nodes
+  auto d = denpex::correlate::correlate(hits, {SourceRef{"a.log", {}}, SourceRef{"b.log", {}}}, cat, o);
+  REQUIRE(d.initiating() != nullptr);
+  CHECK(d.initiating()->collateral.size() == 1);
+  o.node_skew_us = 0;
+  d = denpex::correlate::correlate(hits, {SourceRef{"a.log", {}}, SourceRef{"b.log", {}}}, cat, o);
+  REQUIRE(d.initiating() != nullptr);
+  CHECK(d.initiating()->collateral.empty());
+}

@@ -111,12 +111,24 @@ struct Episode {
 };
 std::string_view to_string(Episode::Start s);
 
+// Another node's candidate cause stamped so close to the initiating one
+// that a clock difference within the stated tolerance (--clock-skew) could
+// reverse their order: which node initiated rests on the nodes' clocks.
+struct ClockRisk {
+  std::uint32_t signature = 0; // the other candidate's entry
+  std::string host;            // its node
+  std::int64_t delta_us = 0;   // its stamp minus the initiating one's (negative: stamped earlier)
+  Evidence first;              // its first line
+};
+
 // The facts a choice used.
 struct Decision {
   Rule rule = Rule::only_cause;
   std::size_t candidates = 0;
   int priority = 0;        // the winner's priority
   std::int64_t skew_us = 0;
+  std::int64_t node_skew_us = 0; // the cross-node clock tolerance the order assumed
+  std::optional<ClockRisk> clock_risk;
   std::optional<std::size_t> episode; // index into Diagnosis::episodes
   // Causes left out of the choice, by why.
   std::size_t generic_skipped = 0;   // wrappers while a concrete cause exists
@@ -262,6 +274,9 @@ struct Diagnosis {
 
 struct CorrelateOptions {
   std::int64_t skew_us = 2'000'000; // causes this close count as concurrent
+  // Nodes' wall clocks are assumed to agree within this (--clock-skew):
+  // stamps from different nodes are concurrent within skew_us + node_skew_us.
+  std::int64_t node_skew_us = 1'000'000;
   std::int64_t progress_margin_us = 60'000'000; // progress this long after a cause means it was recovered from
   // Failure evidence this far apart with nothing between starts a new
   // episode. Long enough that a hang ended by a default 10-minute NCCL

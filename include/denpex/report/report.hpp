@@ -54,6 +54,36 @@ std::string incident_title(const correlate::Incident& inc, const catalog::Catalo
 // ranks 0-7 at the same time ...". Raw log text: escape it for the output.
 std::vector<std::string> code_notes(const correlate::Diagnosis& d, const correlate::Incident& inc);
 
+// Who printed a line, in parts: "rank 3" (or "ranks 0-7 (together)" when
+// `together` is given, or "local rank 1"), "host node-017", "GPU
+// 0000:91:00" (the device noun of the line's entry), "pid 2339". Parts whose
+// value came from the log (host, bus id) are marked: escape those for the
+// output.
+struct WhoPart {
+  std::string label;
+  std::string value;
+  bool from_log = false;
+};
+std::vector<WhoPart> who_parts(const correlate::Evidence& e, std::string_view device = "GPU",
+                               const std::set<int>* together = nullptr);
+// The parts joined by `sep`, log values passed through `escape`.
+template <typename Escape>
+std::string join_who(const std::vector<WhoPart>& parts, std::string_view sep, Escape escape) {
+  std::string out;
+  for (const auto& p : parts) {
+    if (!out.empty()) {
+      out += sep;
+    }
+    out += p.label;
+    out += ' ';
+    out += p.from_log ? escape(p.value) : p.value;
+  }
+  return out;
+}
+// What the PCI bus id on an entry's lines names: "NIC" for network entries,
+// "device" for storage, else "GPU".
+std::string_view device_noun(const catalog::Signature& sig);
+
 // Whether an unseen signal of `inc` needs no mention: it is one of the
 // entry's alternative required evidence (`requires`) and another of them
 // was seen (NVLS in use from an INFO line, or from the WARN's own location).
