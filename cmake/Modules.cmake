@@ -8,7 +8,7 @@ function(denpex_module name)
 endfunction()
 
 denpex_module(util SOURCES src/util/diagnostics.cpp src/util/strings.cpp src/util/files.cpp PUBLIC tl::expected)
-denpex_module(source SOURCES src/source/byte_stream.cpp src/source/line_reader.cpp src/source/input.cpp
+denpex_module(source SOURCES src/source/byte_stream.cpp src/source/follow.cpp src/source/line_reader.cpp src/source/input.cpp
               PUBLIC denpex_util PRIVATE PkgConfig::LIBARCHIVE PkgConfig::ZLIB)
 denpex_module(catalog SOURCES src/catalog/loader.cpp PUBLIC denpex_util
               PRIVATE nlohmann_json::nlohmann_json PkgConfig::RE2 Threads::Threads)

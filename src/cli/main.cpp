@@ -35,6 +35,7 @@
 #include <denpex/scan/scan.hpp>
 #include <denpex/selftest/selftest.hpp>
 #include <denpex/context/formats.hpp>
+#include <denpex/source/follow.hpp>
 #include <denpex/source/input.hpp>
 #include <denpex/util/strings.hpp>
 
@@ -442,6 +443,8 @@ int run_diagnose(const CommonArgs& common, const DiagnoseArgs& args) {
       return k_exit_error;
     }
     io.follow_idle_ms = args.follow_idle * 1000;
+    // Ctrl-C or a TERM ends the following, not the diagnosis.
+    source::install_stop_handlers();
   }
   auto opener = source::make_filesystem_opener(io);
   const auto formats = load_formats(args.formats, diags);
@@ -526,6 +529,9 @@ int run_diagnose(const CommonArgs& common, const DiagnoseArgs& args) {
                      [&](std::ostream& out) { print_report(out, format, diagnosis, *cat, run, false, !args.no_timeline); });
   }
   print_diagnostics(diags);
+  if (const int signo = source::stop_signal(); signo != 0) {
+    return 128 + signo; // interrupted: the shell's convention (130, 143), after the report
+  }
   if (diags.has_errors() || catalog_errors) {
     return k_exit_error;
   }

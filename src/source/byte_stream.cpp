@@ -6,7 +6,10 @@
 #include <cerrno>
 #include <cstring>
 
+#include <poll.h>
 #include <unistd.h>
+
+#include <denpex/source/follow.hpp>
 
 namespace denpex::source {
 
@@ -27,11 +30,24 @@ FdStream::~FdStream() {
 
 Expected<std::size_t> FdStream::read(char* buf, std::size_t n) {
   for (;;) {
+    if (stop_handlers_installed()) {
+      pollfd p{m_fd, POLLIN, 0};
+      const int ready = ::poll(&p, 1, 200);
+      if (stop_signal() != 0) {
+        return std::size_t{0};
+      }
+      if (ready == 0 || (ready < 0 && errno == EINTR)) {
+        continue;
+      }
+    }
     const auto got = ::read(m_fd, buf, n);
     if (got >= 0) {
       return static_cast<std::size_t>(got);
     }
     if (errno == EINTR) {
+      if (stop_signal() != 0) {
+        return std::size_t{0};
+      }
       continue;
     }
     return make_error(ErrorKind::io, m_name, std::string("read failed: ") + std::strerror(errno));
@@ -40,13 +56,21 @@ Expected<std::size_t> FdStream::read(char* buf, std::size_t n) {
 
 Expected<std::size_t> FollowStream::read(char* buf, std::size_t n) {
   int idle = 0;
+  int next_probe = m_writer_grace_ms;
   for (;;) {
     auto got = m_inner.read(buf, n);
     if (!got || *got > 0) {
       return got;
     }
-    if (idle >= m_idle_ms) {
+    if (idle >= m_idle_ms || stop_signal() != 0) {
       return std::size_t{0};
+    }
+    // Asking who writes the file walks /proc: once a grace period, not every poll.
+    if (m_writer_gone && idle >= next_probe) {
+      if (m_writer_gone()) {
+        return std::size_t{0};
+      }
+      next_probe = idle + m_writer_grace_ms;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(m_poll_ms));
     idle += m_poll_ms;

@@ -1,4 +1,5 @@
 #include <denpex/source/input.hpp>
+#include <denpex/source/follow.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -525,7 +526,9 @@ public:
     }
     FdStream in(fd, unit.display, true);
     if (m_options.follow_idle_ms > 0 && S_ISREG(st.st_mode)) {
-      FollowStream follow(in, m_options.follow_idle_ms);
+      // A writer that closed the file will not write again: no need to wait
+      // out the idle time (where the OS can tell who has it open).
+      FollowStream follow(in, m_options.follow_idle_ms, [st] { return open_for_writing(st) == false; });
       walker.visit_stream(follow, info, unit.from_walk, 0, visit);
       return;
     }

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # --follow on a file that grows while denpex reads it: the live line naming
 # the initiating failure must appear before the writer has finished, and the
-# full report when the file stops growing.
+# full report when the file stops growing. Then: the report comes at once
+# when the writer closes the file (not after --follow-idle), and SIGINT and
+# SIGTERM end the following with the report and the shell's exit status.
 set -u
 bin=$1
 sample=$2
@@ -9,9 +11,10 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 log=$dir/train.log
 : > "$log"
+exec 3>> "$log"                         # the writer keeps the file open, as a logger does
 "$bin" diagnose --follow --follow-idle 5 "$log" > "$dir/out" 2> "$dir/err" &
 pid=$!
-head -n 45 "$sample" >> "$log"          # the cause is on line 41
+head -n 45 "$sample" >&3                # the cause is on line 41
 for _ in $(seq 200); do
   grep -q '^denpex: \[live\] initiating failure: nccl.nvls.cuda-700' "$dir/err" && break
   sleep 0.1
@@ -19,7 +22,8 @@ done
 if ! grep -q '^denpex: \[live\] initiating failure: nccl.nvls.cuda-700' "$dir/err"; then
   echo "no live update within 20 s of the cause being written"; cat "$dir/out" "$dir/err"; kill $pid; exit 1
 fi
-tail -n +46 "$sample" >> "$log"          # the rest: timeouts, ChildFailedError
+tail -n +46 "$sample" >&3               # the rest: timeouts, ChildFailedError
+exec 3>&-
 wait $pid
 rc=$?
 grep -q '^INITIATING FAILURE  \[critical\] nccl.nvls.cuda-700' "$dir/out" || { echo "no final report"; cat "$dir/out"; exit 1; }
@@ -31,4 +35,26 @@ head -n 45 "$sample" > "$dir/g.log"
 "$bin" diagnose --follow --follow-idle 1 --format json "$dir/g.log" > "$dir/doc.json" 2> "$dir/doc.err"
 python3 -m json.tool "$dir/doc.json" > /dev/null || { echo "--follow --format json is not one JSON document"; head -5 "$dir/doc.json"; exit 1; }
 grep -q '\[live\]' "$dir/doc.err" || { echo "no live update on stderr with --format json"; exit 1; }
+# The writer is gone: no need to wait out a 60 s idle time.
+start=$(date +%s)
+"$bin" diagnose --follow --follow-idle 60 "$dir/g.log" > "$dir/gone.out" 2> /dev/null
+waited=$(( $(date +%s) - start ))
+if [ -r /proc/self/fdinfo/0 ]; then
+  [ $waited -lt 30 ] || { echo "waited ${waited} s for a file nobody writes"; exit 1; }
+fi
+grep -q '^INITIATING FAILURE' "$dir/gone.out" || { echo "no report after the writer left"; exit 1; }
+# SIGINT and SIGTERM: the report for what was read, then 130 and 143.
+for sig in INT:130 TERM:143; do
+  exec 3>> "$dir/g.log"
+  "$bin" diagnose --follow --follow-idle 60 "$dir/g.log" > "$dir/sig.out" 2> /dev/null &
+  pid=$!
+  sleep 1
+  kill -"${sig%%:*}" $pid
+  wait $pid
+  rc=$?
+  exec 3>&-
+  [ $rc -eq "${sig##*:}" ] || { echo "SIG${sig%%:*}: exit status $rc, expected ${sig##*:}"; exit 1; }
+  grep -q '^INITIATING FAILURE  \[critical\] nccl.nvls.cuda-700' "$dir/sig.out" ||
+    { echo "SIG${sig%%:*}: no report for what was read"; cat "$dir/sig.out"; exit 1; }
+done
 echo "follow: ok"

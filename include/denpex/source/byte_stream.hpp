@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 
 #include <denpex/util/expected.hpp>
@@ -28,7 +29,9 @@ private:
   std::size_t m_pos = 0;
 };
 
-// Reads a file descriptor (not owned unless `owned`). Retries on EINTR.
+// Reads a file descriptor (not owned unless `owned`). Retries on EINTR;
+// once stop handlers are installed (follow.hpp) it waits in slices and ends
+// on a stop request, so a pipe with a silent writer cannot hold a --follow.
 class FdStream final : public ByteStream {
 public:
   FdStream(int fd, std::string name, bool owned);
@@ -44,17 +47,23 @@ private:
 };
 
 // Follows a growing file (tail -f): at end of file it waits for more data,
-// polling, and reports EOF only after `idle_ms` without growth.
+// polling, and reports EOF after `idle_ms` without growth, at once on a stop
+// request (follow.hpp), or after `writer_grace_ms` without growth when
+// `writer_gone` says no process still writes the file.
 class FollowStream final : public ByteStream {
 public:
-  FollowStream(ByteStream& inner, int idle_ms, int poll_ms = 100)
-      : m_inner(inner), m_idle_ms(idle_ms), m_poll_ms(poll_ms) {}
+  FollowStream(ByteStream& inner, int idle_ms, std::function<bool()> writer_gone = {}, int poll_ms = 100,
+               int writer_grace_ms = 1000)
+      : m_inner(inner), m_idle_ms(idle_ms), m_writer_gone(std::move(writer_gone)), m_poll_ms(poll_ms),
+        m_writer_grace_ms(writer_grace_ms) {}
   [[nodiscard]] Expected<std::size_t> read(char* buf, std::size_t n) override;
 
 private:
   ByteStream& m_inner;
   int m_idle_ms;
+  std::function<bool()> m_writer_gone;
   int m_poll_ms;
+  int m_writer_grace_ms;
 };
 
 } // namespace denpex::source
