@@ -49,9 +49,7 @@ FACTS = os.path.join(HERE, "catalog_facts.tsv")
 CATALOG_SHA256 = "7f70ce9684be0c9d98a367770341ccc1d8bca4465cebe42dab7e23d57df5d5a5"
 
 # A line we made up (no real log line of the code is known) is labelled
-# "synthetic". The loader (src/catalog/loader.cpp) accepts only log, source
-# and doc so far; until it accepts "synthetic", such a line carries no origin
-# at all rather than a false one. Set this to "synthetic" when it does.
+# "synthetic" (src/catalog/loader.cpp accepts log, source, doc, synthetic).
 SYNTHETIC_ORIGIN = "synthetic"
 
 CATALOG_REF = {
@@ -571,6 +569,21 @@ def build(row, text, real, decode, all_codes, linked):
     return entry
 
 
+# An entry none of whose match examples was copied from a real log (origin
+# "log") is tagged FORMAT_ONLY_TAG: its lines only show the documented shape
+# (the made-up synthetic line, NVIDIA's or a peer's documentation line, or the
+# driver source's format comment), so no public kernel log of that Xid was
+# found to test the pattern against. Decided after the overlay merge, so a real
+# line an overlay adds counts.
+FORMAT_ONLY_TAG = "documented-format-only"
+
+
+def mark_format_only(entry):
+    origins = {m.get("origin") for m in entry["examples"]["match"] if isinstance(m, dict)}
+    if "log" not in origins and FORMAT_ONLY_TAG not in entry["tags"]:
+        entry["tags"].append(FORMAT_ONLY_TAG)
+
+
 # Real near-misses shared by all entries.
 COMMON_NO_MATCH = [
     # GPU identification line printed before the first Xid (real, open-gpu-kernel-modules#1151)
@@ -663,6 +676,7 @@ def main():
                 ov = json.load(f)
             ov.pop("_comment", None)
             entry = merge(entry, ov)
+        mark_format_only(entry)
         name = "%s.json" % entry["id"]
         written.add(name)
         path = os.path.join(args.out, name)
