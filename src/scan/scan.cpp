@@ -517,7 +517,8 @@ private:
 // Finds the last training-progress line of a source cheaply: only the tail
 // of each chunk (4 KiB) is looked at, so progress is known at chunk
 // granularity for about 0.4% extra work. Progress is a step or iteration
-// with a finite loss, Megatron's iteration counter, or a tqdm bar.
+// with a finite loss, Megatron's iteration counter, or a tqdm bar, and no
+// NaN or Inf loss or gradient norm on the line.
 class ProgressTracker {
 public:
   ProgressTracker() {
@@ -533,6 +534,7 @@ public:
       m_set->Add(p, nullptr);
     }
     m_set->Compile();
+    m_nonfinite = std::make_unique<RE2>(R"((?i)\b(?:loss|grad[ _]norm)\b[^|,]*?[:=]\s*'?(?:nan|[-+]?inf)\b)", o);
   }
 
   // Updates `mark` with the last progress line in the tail of `chunk`.
@@ -561,7 +563,10 @@ public:
       const auto nl = line_end == 0 ? std::string_view::npos : text.rfind('\n', line_end - 1);
       const std::size_t line_start = nl == std::string_view::npos || nl < start ? start : nl + 1;
       const auto line = text.substr(line_start, line_end - line_start);
-      if (m_set->Match(re2::StringPiece(line.data(), line.size()), nullptr)) {
+      const re2::StringPiece piece(line.data(), line.size());
+      // A step whose loss or gradient norm is NaN or Inf is not progress:
+      // the run counts on, but it no longer trains.
+      if (m_set->Match(piece, nullptr) && !RE2::PartialMatch(piece, *m_nonfinite)) {
         correlate::ProgressMark m;
         m.source = source;
         m.line_no = chunk.first_line + static_cast<std::uint64_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(line_start), '\n'));
@@ -576,6 +581,7 @@ public:
 
 private:
   std::unique_ptr<RE2::Set> m_set;
+  std::unique_ptr<RE2> m_nonfinite;
 };
 
 const ProgressTracker& progress_tracker() {
