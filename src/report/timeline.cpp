@@ -70,6 +70,24 @@ char mark_of(TimelineRow::Kind k) {
   return 'o';
 }
 
+// What a row is: the entry's id and its counts, "xid.79 (2)"; when that is
+// wider than `w` the id is cut and marked, the counts stay whole.
+std::string what_of(const TimelineRow& r, const catalog::Catalog& cat, std::size_t w) {
+  std::string counts;
+  if (r.count > 1) {
+    counts += fmt::format(" ({})", r.count);
+  }
+  if (r.echoes > 0) {
+    counts += fmt::format(" +{} report{}", r.echoes, r.echoes == 1 ? "" : "s");
+  }
+  const auto& id = cat.at(r.signature).id;
+  if (id.size() + counts.size() <= w) {
+    return id + counts;
+  }
+  const auto id_room = w > counts.size() + 4 ? w - counts.size() : w;
+  return std::string(util::clip(std::string(id.substr(0, id_room - 1)) + "~" + counts, w));
+}
+
 // One row: label, the plot from `lo` to `hi` (the row's mark, then '-' to the
 // end), and what it is.
 void print_row(std::ostream& out, const TimelineRow& r, const catalog::Catalog& cat, std::int64_t lo, std::int64_t hi,
@@ -85,15 +103,16 @@ void print_row(std::ostream& out, const TimelineRow& r, const catalog::Catalog& 
   if (col + 1 < plot_w) {
     plot[plot_w - 1] = '|';
   }
-  std::string what = cat.at(r.signature).id;
-  if (r.count > 1) {
-    what += fmt::format(" ({})", r.count);
+  const auto what = what_of(r, cat, what_w);
+  // A label too long for its column says how many instead: "7999 ranks".
+  auto who = util::escape_for_terminal(r.who);
+  if (who.size() > label_w && !r.short_who.empty()) {
+    who = r.short_who;
   }
-  if (r.echoes > 0) {
-    what += fmt::format(" +{} report{}", r.echoes, r.echoes == 1 ? "" : "s");
+  if (who.size() > label_w) {
+    who = who.substr(0, label_w - 1) + "~";
   }
-  out << "    " << fmt::format("{:<{}}", util::clip(util::escape_for_terminal(r.who), label_w), label_w) << ' ' << plot
-      << "  " << util::clip(what, what_w) << "\n";
+  out << "    " << fmt::format("{:<{}}", who, label_w) << ' ' << plot << "  " << what << "\n";
 }
 
 } // namespace
@@ -119,7 +138,11 @@ std::optional<Timeline> build_timeline(const correlate::Diagnosis& d) {
     if (!t) {
       return;
     }
-    rows.push_back(TimelineRow{kind, who_of(ranks, hosts, first), sig, count, t->first, t->second, &first});
+    TimelineRow row{kind, who_of(ranks, hosts, first), sig, count, t->first, t->second, &first};
+    if (ranks.size() > 1) {
+      row.short_who = fmt::format("{} ranks", ranks.size());
+    }
+    rows.push_back(std::move(row));
   };
   for (const auto& inc : d.incidents) {
     const bool terminal = !inc.episode || d.episodes[*inc.episode].terminal;
@@ -194,17 +217,32 @@ std::optional<Timeline> build_timeline(const correlate::Diagnosis& d) {
 
 void print_text_timeline(std::ostream& out, const Timeline& tl, const correlate::Diagnosis& d,
                          const catalog::Catalog& cat, std::size_t width) {
-  (void)d;
   const std::size_t label_w = width >= 100 ? 16 : 12;
-  const std::size_t what_w = width >= 100 ? 34 : 22;
-  const std::size_t fixed = 4 + label_w + 1 + 2 + what_w;
-  const std::size_t plot_w = width > fixed + 20 ? std::min<std::size_t>(width - fixed, 64) : 20;
+  // The "what" column takes what its longest entry needs, the plot the rest
+  // (at least 24 columns from 80 up, 16 below; at most 64).
+  std::size_t needed = 10;
+  for (const auto* rows : {&tl.rows, &tl.own_clock}) {
+    for (const auto& r : *rows) {
+      needed = std::max(needed, what_of(r, cat, 1000).size());
+    }
+  }
+  const std::size_t lead = 4 + label_w + 1 + 2;
+  const std::size_t min_plot = width >= 80 ? 24 : 16;
+  const std::size_t room = width > lead + min_plot + 10 ? width - lead - min_plot : 10;
+  const std::size_t what_w = std::min(needed, room);
+  const std::size_t plot_w = width > lead + what_w + min_plot ? std::min<std::size_t>(width - lead - what_w, 64) : min_plot;
   const auto span = std::max<std::int64_t>(tl.end - tl.start, 1);
-  out << util::clip(fmt::format("  Timeline  {} to {} log time ({}; 1 column = {})", clock_time(tl.start),
-                                clock_time(tl.end), format_span(span),
-                                format_span(span / static_cast<std::int64_t>(plot_w - 1))),
-                    width)
-      << "\n";
+  const auto scale = format_span(span / static_cast<std::int64_t>(plot_w - 1));
+  auto header = fmt::format("  Timeline  {} to {} log time ({}; 1 column = {})", clock_time(tl.start),
+                            clock_time(tl.end), format_span(span), scale);
+  if (header.size() > width) {
+    header = fmt::format("  Timeline  {} to {} ({}, 1 col = {})", clock_time(tl.start), clock_time(tl.end),
+                         format_span(span), scale);
+  }
+  if (header.size() > width) {
+    header = fmt::format("  Timeline  {}-{}, 1 col = {}", clock_time(tl.start), clock_time(tl.end), scale);
+  }
+  out << util::clip(header, width) << "\n";
   for (const auto& r : tl.rows) {
     print_row(out, r, cat, tl.start, tl.end, label_w, plot_w, what_w);
   }
@@ -231,8 +269,12 @@ void print_text_timeline(std::ostream& out, const Timeline& tl, const correlate:
   if (tl.omitted > 0) {
     out << fmt::format("    ... {} more group{} (see the report below)\n", tl.omitted, tl.omitted == 1 ? "" : "s");
   }
-  out << util::clip("  X initiating failure   * another incident   o first line of a group of reports   | end", width)
-      << "\n\n";
+  const std::string_view legend = "  X initiating failure   * another incident   o first line of a group of reports   | end";
+  if (legend.size() <= width) {
+    out << legend << "\n\n";
+  } else {
+    out << "  X initiating failure   * another incident\n  o first line of a group of reports   | end\n\n";
+  }
 }
 
 } // namespace denpex::report

@@ -13,6 +13,7 @@
 #include <denpex/correlate/correlate.hpp>
 #include <denpex/matcher/matcher.hpp>
 #include <denpex/report/formats.hpp>
+#include <denpex/report/timeline.hpp>
 #include <denpex/scan/scan.hpp>
 #include <denpex/source/input.hpp>
 
@@ -369,4 +370,39 @@ TEST_CASE("report::printers: an empty diagnosis", "[report]") {
   const auto jl = lines_of(capture([&](std::ostream& o) { report::print_jsonl(o, d, cat, run); }));
   REQUIRE(jl.size() == 1);
   CHECK(json::parse(jl[0])["type"] == "summary");
+}
+
+TEST_CASE("report::print_text_timeline: fits 60, 80 and 120 columns; ids are cut, counts stay whole", "[report]") {
+  const auto& cat = builtin_catalog();
+  correlate::Diagnosis d;
+  correlate::Evidence first;
+  report::Timeline tl;
+  auto row = [&](report::TimelineRow::Kind kind, const char* id, std::uint64_t count, std::string who,
+                 std::string short_who, std::int64_t t) {
+    report::TimelineRow r{kind, std::move(who), static_cast<std::uint32_t>(*cat.find(id)), count, t, 0, &first};
+    r.short_who = std::move(short_who);
+    return r;
+  };
+  const std::int64_t t0 = 1'732'903'198'000'000; // 2024-11-29 17:59:58
+  tl.rows.push_back(row(report::TimelineRow::Kind::initiating, "xid.79", 2, "rank 4003", "", t0));
+  tl.rows.push_back(row(report::TimelineRow::Kind::report, "pytorch.nccl.ops-failed-or-timed-out", 15998,
+                        "ranks 0-4002,4004-7999", "7999 ranks", t0 + 600'000'000));
+  tl.start = t0;
+  tl.end = t0 + 600'000'000;
+  for (const std::size_t width : {60, 80, 120}) {
+    const auto text = capture([&](std::ostream& o) { report::print_text_timeline(o, tl, d, cat, width); });
+    for (const auto& l : lines_of(text)) {
+      CHECK(l.size() <= width);
+    }
+    CHECK(text.find("(15998)") != std::string::npos);
+    CHECK(text.find("xid.79 (2)") != std::string::npos);
+    if (width == 120) {
+      CHECK(text.find("pytorch.nccl.ops-failed-or-timed-out (15998)") != std::string::npos);
+    } else {
+      CHECK(text.find("7999 ranks") != std::string::npos);
+    }
+    if (width == 60) {
+      CHECK(text.find("~ (15998)") != std::string::npos);
+    }
+  }
 }

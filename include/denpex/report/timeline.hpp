@@ -31,6 +31,7 @@ struct TimelineRow {
   std::uint32_t domain = 0; // 0: wall clock; N+1: source N's seconds since boot
   const correlate::Evidence* first = nullptr; // the row's first line (points into the Diagnosis)
   std::size_t echoes = 0; // report groups the same lane printed within 2 s of this failure (folded into it)
+  std::string short_who;  // "7999 ranks", "12 hosts": `who` when it does not fit a narrow label
 };
 
 struct Timeline {
