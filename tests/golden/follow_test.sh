@@ -46,9 +46,14 @@ grep -q '^INITIATING FAILURE' "$dir/gone.out" || { echo "no report after the wri
 # SIGINT and SIGTERM: the report for what was read, then 130 and 143.
 for sig in INT:130 TERM:143; do
   exec 3>> "$dir/g.log"
-  "$bin" diagnose --follow --follow-idle 60 "$dir/g.log" > "$dir/sig.out" 2> /dev/null &
+  "$bin" diagnose --follow --follow-idle 60 "$dir/g.log" > "$dir/sig.out" 2> "$dir/sig.err" &
   pid=$!
-  sleep 1
+  # Signal it once it is following (its live line is out), not while it
+  # starts up: a sanitizer build takes seconds to compile the catalog.
+  for _ in $(seq 600); do
+    grep -q '\[live\]' "$dir/sig.err" && break
+    sleep 0.1
+  done
   kill -"${sig%%:*}" $pid
   wait $pid
   rc=$?
