@@ -351,6 +351,14 @@ std::vector<Folded> fold_evidence(const correlate::Diagnosis& d, const catalog::
   return records;
 }
 
+// A merge's source came from a findings file: say which, so that a merge of
+// merges keeps apart the ./rank_0.log of every node (docs/cluster.md).
+void put_findings(ordered_json& j, const correlate::Diagnosis& d, std::uint32_t source) {
+  if (source < d.sources.size() && !d.sources[source].findings.empty()) {
+    j["findings"] = safe(d.sources[source].findings);
+  }
+}
+
 // One evidence record, with everything the correlator reads
 // (docs/output-formats.md, "evidence"): a merge turns it back into a hit.
 ordered_json evidence_json(const correlate::Diagnosis& d, const catalog::Catalog& cat, const Folded& f) {
@@ -361,6 +369,7 @@ ordered_json evidence_json(const correlate::Diagnosis& d, const catalog::Catalog
   j["type"] = "evidence";
   j["schema_version"] = k_jsonl_schema_version;
   j["file"] = safe(d.source_name(h.source));
+  put_findings(j, d, h.source);
   j["host"] = ctx.host ? ordered_json(safe(ctx.host->value)) : ordered_json(nullptr);
   j["signature"] = sig.id;
   j["signal"] = sig.signals[h.signal].id;
@@ -421,6 +430,7 @@ ordered_json progress_json(const correlate::Diagnosis& d, const correlate::Progr
   j["type"] = "progress";
   j["schema_version"] = k_jsonl_schema_version;
   j["file"] = safe(d.source_name(m.source));
+  put_findings(j, d, m.source);
   j["line"] = m.line_no;
   put_time(j, m.time);
   j["from"] = m.time.kind == context::ClockKind::none ? ordered_json::object()

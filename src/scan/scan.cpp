@@ -125,17 +125,34 @@ public:
     return util::starts_with(first, "{\"type\":\"") && first.find("\"schema_version\":") != std::string_view::npos;
   }
 
+  // A record longer than the reader's line limit (a large merge's summary
+  // lists every source it read) arrives in pieces, the last line of a chunk
+  // without its '\n': the pieces are joined before the record is parsed.
   void read_chunk(const source::Chunk& chunk, Diagnostics& diags) {
     std::uint64_t line_no = chunk.first_line;
     std::size_t pos = 0;
     while (pos < chunk.text.size()) {
       auto end = chunk.text.find('\n', pos);
       if (end == std::string_view::npos) {
-        end = chunk.text.size();
+        if (m_partial.size() + (chunk.text.size() - pos) > k_max_record) {
+          diags.error(Error{ErrorKind::format, m_name + ":" + std::to_string(line_no),
+                            "a findings record longer than 256 MiB; skipped"});
+          m_partial.clear();
+          m_skip_partial = true;
+        } else if (!m_skip_partial) {
+          m_partial.append(chunk.text.substr(pos));
+        }
+        return; // the rest of this line comes in the next chunk
       }
-      const auto line = util::trim(chunk.text.substr(pos, end - pos));
-      if (!line.empty()) {
-        read_record(line, line_no, diags);
+      auto piece = chunk.text.substr(pos, end - pos);
+      if (m_skip_partial) {
+        m_skip_partial = false;
+      } else if (!m_partial.empty()) {
+        m_partial.append(piece);
+        read_line(m_partial, line_no, diags);
+        m_partial.clear();
+      } else {
+        read_line(piece, line_no, diags);
       }
       pos = end + 1;
       ++line_no;
@@ -144,6 +161,10 @@ public:
 
   // At the end of the file: a run without its summary record was cut short.
   void finish(Diagnostics& diags) {
+    if (!m_partial.empty()) {
+      read_line(m_partial, 0, diags); // the last record, without its '\n'
+      m_partial.clear();
+    }
     if (m_records_in_run > 0) {
       diags.warning(Error{ErrorKind::format, m_name,
                           "findings end without their summary record (the run that wrote them was cut short?)"});
@@ -154,6 +175,14 @@ public:
 private:
   // Ordered: captures come back in the order they were written.
   using json = nlohmann::ordered_json;
+  static constexpr std::size_t k_max_record = 256u << 20;
+
+  void read_line(std::string_view text, std::uint64_t line_no, Diagnostics& diags) {
+    const auto line = util::trim(text);
+    if (!line.empty()) {
+      read_record(line, line_no, diags);
+    }
+  }
 
   void read_record(std::string_view line, std::uint64_t line_no, Diagnostics& diags) {
     json rec = json::parse(line.begin(), line.end(), nullptr, false);
@@ -272,11 +301,16 @@ private:
     add(*sig, 0, g["first"], g.value("count", std::uint64_t{1}), ranks_of(g));
   }
 
-  std::uint32_t source_id(const std::string& file) {
-    auto it = m_sources.find(file);
+  // The source a record's "file" names within its run. A merge's own
+  // findings also say which findings file each source came from
+  // ("findings"): every node has a ./rank_0.log, and a merge of merges
+  // must keep them apart as the first merge did.
+  std::uint32_t source_id(const std::string& file, const std::string& findings = {}) {
+    const auto key = findings.empty() ? file : findings + '\n' + file;
+    auto it = m_sources.find(key);
     if (it == m_sources.end()) {
-      it = m_sources.emplace(file, static_cast<std::uint32_t>(m_out.sources.size())).first;
-      m_out.sources.push_back(correlate::SourceRef{file, std::nullopt, m_name});
+      it = m_sources.emplace(key, static_cast<std::uint32_t>(m_out.sources.size())).first;
+      m_out.sources.push_back(correlate::SourceRef{file, std::nullopt, findings.empty() ? m_name : findings});
     }
     return it->second;
   }
@@ -426,7 +460,7 @@ private:
     correlate::Hit hit;
     hit.signature = *sig;
     hit.signal = *signal;
-    hit.source = source_id(rec.value("file", m_name));
+    hit.source = source_id(rec.value("file", m_name), string_or_empty(rec, "findings"));
     hit.line_no = rec.value("line", std::uint64_t{0});
     hit.last_line_no = rec.value("last_line", hit.line_no);
     hit.count = std::max<std::uint64_t>(rec.value("count", std::uint64_t{1}), 1);
@@ -498,7 +532,7 @@ private:
 
   void add_progress(const json& rec) {
     correlate::ProgressMark m;
-    m.source = source_id(rec.value("file", m_name));
+    m.source = source_id(rec.value("file", m_name), string_or_empty(rec, "findings"));
     m.line_no = rec.value("line", std::uint64_t{0});
     m.time = time_of(rec, object_or_empty(rec, "from"));
     m.text = string_or_empty(rec, "text");
@@ -508,6 +542,8 @@ private:
   const catalog::Catalog& m_cat;
   UnitResult& m_out;
   std::string m_name;
+  std::string m_partial;       // a record the reader cut at its line limit, so far
+  bool m_skip_partial = false; // ... or the rest of one too long to keep
   std::map<std::string, std::uint32_t> m_sources; // of the current run's records
   std::vector<correlate::Hit> m_located;          // from incidents and groups, used when no evidence came
   bool m_evidence_in_run = false;

@@ -14,6 +14,11 @@ every other rank's watchdog fires), this runs
   4. a merge of merges: the nodes in two racks, each rack merged with
      `--format jsonl`, then the two racks' findings merged;
   5. the node findings concatenated into one file (`cat`), merged;
+  6. a larger job written straight as findings by scale_findings.py (from
+     this job's node findings; --scaled nodes, 400 by default) in two racks
+     of 200: each rack's merge holds 1,800 sources named ./rank_N.log, one
+     per node, and a summary record longer than the reader's 64 KiB line
+     limit; the merge of the two racks' merges must equal the flat merge;
 
 and requires every merge to give the one-pass answer: the initiating
 signature, its rule, first line (file name, line, rank, host, GPU, time,
@@ -110,6 +115,7 @@ def main():
     ap.add_argument("--nodes", type=int, default=4)
     ap.add_argument("--gpus", type=int, default=8)
     ap.add_argument("--keep", help="work in this directory and keep it")
+    ap.add_argument("--scaled", type=int, default=400, help="nodes of the findings-only job (0: skip)")
     a = ap.parse_args()
     denpex = os.path.abspath(a.denpex)
     work = a.keep or tempfile.mkdtemp(prefix="denpex-cluster-")
@@ -168,6 +174,27 @@ def main():
                 with open(os.path.join(findings, n + ".jsonl"), "rb") as f:
                     shutil.copyfileobj(f, out)
         same("merge of the concatenated findings", answer(diagnose_json(denpex, [cat])), want)
+
+        # A larger job, as findings only: racks whose merges repeat every
+        # node's file names and whose summaries outgrow the line limit.
+        if a.scaled:
+            scaled = os.path.join(work, "scaled")
+            subprocess.run([sys.executable, os.path.join(HERE, "scale_findings.py"), findings, scaled, "--nodes",
+                            str(a.scaled), "--gpus", str(a.gpus), "--racks", "2"], check=True,
+                           stdout=subprocess.DEVNULL)
+            flat = diagnose_json(denpex, [scaled + "/"])
+            check(len(flat["incidents"]) == 1 and flat["incidents"][0]["signature"] == "xid.79",
+                  "scaled job: one incident, xid.79")
+            rack_out = os.path.join(work, "scaled-racks")
+            os.makedirs(rack_out, exist_ok=True)
+            for rack in sorted(os.listdir(scaled)):
+                with open(os.path.join(rack_out, rack + ".jsonl"), "wb") as out:
+                    run([denpex, "diagnose", "--format", "jsonl", os.path.join(scaled, rack)], stdout=out)
+            longest = max(len(l) for r in os.listdir(rack_out) for l in open(os.path.join(rack_out, r), "rb"))
+            check(longest > 64 * 1024, "scaled job: a rack's findings hold a record longer than 64 KiB")
+            got = diagnose_json(denpex, [rack_out + "/"])
+            same("merge of two %d-node racks' merges (vs their flat merge)" % (a.scaled // 2), answer(got),
+                 answer(flat))
     finally:
         if not a.keep:
             shutil.rmtree(work, ignore_errors=True)
