@@ -130,6 +130,8 @@ public:
 
   std::atomic<std::uint64_t> bytes{0};
   std::atomic<std::uint64_t> units_done{0};
+  std::atomic<std::uint64_t> units_total{0}; // set once the inputs are listed
+  std::atomic<std::uint64_t> bytes_total{0}; // 0: unknown
 
 private:
   void loop() {
@@ -140,12 +142,27 @@ private:
       if (secs < 1.0 || m_stop) {
         continue;
       }
-      const double mb = static_cast<double>(bytes.load()) / 1e6;
-      std::fprintf(stderr, "\r\x1b[Kdenpex: %.0f MB read, %llu/%zu files, %.0f MB/s", mb,
-                   static_cast<unsigned long long>(units_done.load()), m_units, mb / secs);
+      const auto line = render(secs);
+      std::fprintf(stderr, "\r\x1b[K%s", line.c_str());
       std::fflush(stderr);
       m_shown = true;
     }
+  }
+
+  // "denpex: 1182 of 2048 MB (58%), 3/4 files, 410 MB/s, 2 s left"; without
+  // a known size (compressed inputs, stdin), bytes read and the rate only.
+  [[nodiscard]] std::string render(double secs) const {
+    const double mb = static_cast<double>(bytes.load()) / 1e6;
+    const double rate = mb / secs;
+    const auto units = units_total.load() != 0 ? units_total.load() : m_units;
+    const auto files = fmt::format("{}/{} file{}", units_done.load(), units, units == 1 ? "" : "s");
+    const double total_mb = static_cast<double>(bytes_total.load()) / 1e6;
+    if (total_mb <= 0 || mb > total_mb) {
+      return fmt::format("denpex: {:.0f} MB read, {}, {:.0f} MB/s", mb, files, rate);
+    }
+    const double left = rate > 0 ? (total_mb - mb) / rate : 0;
+    return fmt::format("denpex: {:.0f} of {:.0f} MB ({:.0f}%), {}, {:.0f} MB/s, {:.0f} s left", mb, total_mb,
+                       100.0 * mb / total_mb, files, rate, left);
   }
 
   std::size_t m_units;
@@ -503,6 +520,8 @@ int run_diagnose(const CommonArgs& common, const DiagnoseArgs& args) {
   Progress progress(!args.follow && !common.quiet && ::isatty(STDERR_FILENO) != 0, units_hint);
   so.bytes_done = &progress.bytes;
   so.units_done = &progress.units_done;
+  so.units_total = &progress.units_total;
+  so.bytes_total = &progress.bytes_total;
   auto result = scan::run(*opener, paths, *m, so, diags);
   progress.stop();
   report::RunInfo run{DENPEX_VERSION, result.totals.bytes, result.totals.lines, result.totals.sources,

@@ -1,6 +1,8 @@
 #include <denpex/scan/scan.hpp>
 
 #include <algorithm>
+#include <array>
+#include <filesystem>
 #include <atomic>
 #include <cstdio>
 #include <ctime>
@@ -917,6 +919,29 @@ void commit(UnitResult& r, ScanResult& result, Diagnostics& diags) {
   r = UnitResult{};
 }
 
+// The progress line's denominators (ScanOptions::units_total, bytes_total).
+void publish_totals(const std::vector<source::InputUnit>& units, const ScanOptions& options) {
+  if (options.units_total != nullptr) {
+    options.units_total->store(units.size(), std::memory_order_relaxed);
+  }
+  if (options.bytes_total == nullptr) {
+    return;
+  }
+  static constexpr std::array<std::string_view, 9> k_packed = {".gz", ".tgz", ".zst", ".xz", ".bz2",
+                                                                ".tar", ".zip", ".lz4", ".7z"};
+  std::uint64_t total = 0;
+  for (const auto& u : units) {
+    std::error_code ec;
+    const bool packed = std::any_of(k_packed.begin(), k_packed.end(),
+                                    [&](std::string_view ext) { return util::ends_with(u.path, ext); });
+    if (u.path == "-" || packed || !std::filesystem::is_regular_file(u.path, ec)) {
+      return; // unknown: read bytes are not comparable with a size on disk
+    }
+    total += std::filesystem::file_size(u.path, ec);
+  }
+  options.bytes_total->store(total, std::memory_order_relaxed);
+}
+
 } // namespace
 
 ScanResult run(source::InputOpener& opener, const std::vector<std::string>& paths, const matcher::Matcher& matcher,
@@ -924,6 +949,7 @@ ScanResult run(source::InputOpener& opener, const std::vector<std::string>& path
   ScanResult result;
   const auto units = opener.expand(paths, diags);
   std::vector<UnitResult> results(units.size());
+  publish_totals(units, options);
 
   // Each unit's results join the run's as soon as every unit before it has
   // (input order, so the output does not depend on the threads): the run

@@ -39,6 +39,11 @@ struct ScanOptions {
   // Progress, updated as chunks are read (any thread); may be null.
   std::atomic<std::uint64_t>* bytes_done = nullptr;
   std::atomic<std::uint64_t>* units_done = nullptr;
+  // Set once the inputs are listed (directories walked): how many files, and
+  // their total size when every one is a plain uncompressed file (0 when any
+  // is compressed or not a regular file, so bytes read cannot be compared).
+  std::atomic<std::uint64_t>* units_total = nullptr;
+  std::atomic<std::uint64_t>* bytes_total = nullptr;
   // Sequential runs only: called after each chunk with the current unit's
   // hits and sources so far (follow mode re-correlates from these).
   std::function<void(const std::vector<correlate::Hit>&, const std::vector<correlate::SourceRef>&)> on_chunk;
