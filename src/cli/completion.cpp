@@ -1,119 +1,378 @@
+// Shell completion scripts generated from the command line's own definition
+// (the CLI11 app), so that they cannot drift from it: every subcommand, every
+// option with its description, and what each value is, read from the
+// option's type name:
+//   TEXT:{a,b,c}  a choice (CLI::IsMember)     DIR    a directory
+//   PATH          a file or directory          ID     a signature id (asked of denpex itself)
+//   FORMAT=PATH   an output format, then '='   other  free text (no completion)
 #include "completion.hpp"
+
+#include <sstream>
+#include <string>
+#include <vector>
 
 namespace denpex::cli {
 
 namespace {
 
-constexpr const char* k_bash = R"bash(# bash completion for denpex: eval "$(denpex completion bash)"
-_denpex() {
-  local cur prev words cword
-  _init_completion 2>/dev/null || { cur="${COMP_WORDS[COMP_CWORD]}"; prev="${COMP_WORDS[COMP_CWORD-1]}"; }
-  local cmd="${COMP_WORDS[1]}"
-  local common="--signatures --no-builtin --strict --color --quiet -q --no-config --no-prefilter --help"
-  if [ "$COMP_CWORD" -eq 1 ]; then
-    COMPREPLY=($(compgen -W "diagnose grep explain signatures completion --version --help" -- "$cur"))
-    return
-  fi
-  case "$prev" in
-    --signatures) COMPREPLY=($(compgen -d -- "$cur")); return ;;
-    --color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return ;;
-    --format)
-      case "$cmd" in
-        diagnose) COMPREPLY=($(compgen -W "text json jsonl sarif github markdown prometheus gcc html" -- "$cur")) ;;
-        signatures) COMPREPLY=($(compgen -W "patterns ids markdown" -- "$cur")) ;;
-      esac
-      return ;;
-    --fail-on) COMPREPLY=($(compgen -W "info warning error critical never" -- "$cur")); return ;;
-    --role) COMPREPLY=($(compgen -W "cause symptom context" -- "$cur")); return ;;
-    --area) COMPREPLY=($(compgen -W "hardware driver nvlink network nccl cuda framework host storage numeric scheduler config" -- "$cur")); return ;;
-    --formats) COMPREPLY=($(compgen -d -- "$cur")); return ;;
-    --output) COMPREPLY=($(compgen -W "text= json= jsonl= sarif= github= markdown= prometheus= gcc= html=" -- "$cur")); compopt -o nospace 2>/dev/null; return ;;
-    --ignore|--signature) COMPREPLY=($(compgen -W "$(denpex signatures export --format ids 2>/dev/null)" -- "$cur")); return ;;
-  esac
-  case "$cmd" in
-    diagnose)
-      if [[ "$cur" == -* ]]; then
-        COMPREPLY=($(compgen -W "$common --format --output --fail-on --ignore --jobs -j --year --clock-skew --node --no-timeline --follow --follow-idle --verbose -v --redact --include --exclude --formats --max-input-size" -- "$cur"))
-      else
-        COMPREPLY=($(compgen -f -- "$cur"))
-      fi ;;
-    grep)
-      if [[ "$cur" == -* ]]; then
-        COMPREPLY=($(compgen -W "$common --signature --area --role --count -c --json --verbose -v --redact --include --exclude --formats" -- "$cur"))
-      else
-        COMPREPLY=($(compgen -f -- "$cur"))
-      fi ;;
-    explain) COMPREPLY=($(compgen -W "$(denpex signatures export --format ids 2>/dev/null)" -- "$cur")) ;;
-    signatures)
-      if [ "$COMP_CWORD" -eq 2 ]; then
-        COMPREPLY=($(compgen -W "list show test lint export" -- "$cur"))
-      elif [[ "$cur" == -* ]]; then
-        COMPREPLY=($(compgen -W "$common --format --area --role --stats" -- "$cur"))
-      else
-        COMPREPLY=($(compgen -W "$(denpex signatures export --format ids 2>/dev/null)" -- "$cur"))
-      fi ;;
-    completion) COMPREPLY=($(compgen -W "bash zsh" -- "$cur")) ;;
-  esac
-}
-complete -F _denpex denpex
-)bash";
+enum class Kind { none, choice, dir, path, id, output };
 
-constexpr const char* k_zsh = R"zsh(#compdef denpex
-# zsh completion for denpex: denpex completion zsh > "${fpath[1]}/_denpex"
-_denpex_ids() { local -a ids; ids=(${(f)"$(denpex signatures export --format ids 2>/dev/null)"}); _describe 'signature' ids; }
-_denpex() {
-  local -a common
-  common=(
-    '*--signatures[also load signature entries from DIR]:directory:_directories'
-    '--no-builtin[do not load the built-in catalog]'
-    '--strict[stop if a signature file has an error]'
-    '--color[colour output]:when:(auto always never)'
-    '(-q --quiet)'{-q,--quiet}'[print nothing; exit status only]'
-    '--no-config[ignore .denpex.json files]'
-    '--no-prefilter[match with RE2 alone, without Hyperscan]'
-  )
-  if (( CURRENT == 2 )); then
-    _values 'command' 'diagnose[find the initiating failure]' 'grep[print matched lines]' \
-      'explain[show a signature entry]' 'signatures[list, show, test, lint, export the catalog]' \
-      'completion[print a shell completion script]'
-    return
-  fi
-  case $words[2] in
-    diagnose) _arguments -s $common \
-      '--format[output format]:format:(text json jsonl sarif github markdown prometheus gcc html)' \
-      '*--output[also write FORMAT to PATH]:format=path:' '--node[host of lines that name none]:node:_hosts' \
-      '*--include[read files matching GLOB]:glob:' '*--exclude[skip files matching GLOB]:glob:' \
-      '*--formats[line formats from DIR]:dir:_files -/' '--max-input-size[GiB per source]:gib:' \
-      '--fail-on[lowest severity that fails]:severity:(info warning error critical never)' \
-      '*--ignore[ignore a signature]:id:_denpex_ids' '(-j --jobs)'{-j,--jobs}'[files read in parallel]:n:' \
-      '--year[year of stamps without one]:year:' '--clock-skew[how far apart nodes clocks may be]:seconds:' '--follow[follow a growing file or a pipe]' \
-      '--follow-idle[seconds without growth before stopping]:seconds:' '(-v --verbose)'{-v,--verbose}'[say what was skipped]' \
-      '--redact[mask addresses, hosts and tokens]' '*:log:_files' ;;
-    grep) _arguments -s $common '*--signature[only this id or prefix]:id:_denpex_ids' \
-      '*--area[only this area]:area:(hardware driver nvlink network nccl cuda framework host storage numeric scheduler config)' \
-      '--role[only this role]:role:(cause symptom context)' '(-c --count)'{-c,--count}'[counts per signature]' \
-      '--json[one JSON object per line]' '(-v --verbose)'{-v,--verbose}'[say what was skipped]' \
-      '*--include[read files matching GLOB]:glob:' '*--exclude[skip files matching GLOB]:glob:' \
-      '*--formats[line formats from DIR]:dir:_files -/' \
-      '--redact[mask addresses and tokens]' '*:log:_files' ;;
-    explain) _arguments $common '1:query:_denpex_ids' ;;
-    signatures) _arguments $common '1:action:(list show test lint export)' '--format[export format]:format:(patterns ids markdown)' \
-      '--area[list: only this area]:area:' '--role[list: only this role]:role:(cause symptom context)' \
-      '--stats[counts per area and role]' '*:id:_denpex_ids' ;;
-    completion) _arguments '1:shell:(bash zsh)' ;;
-  esac
+struct Value {
+  Kind kind = Kind::none;
+  std::vector<std::string> choices; // Kind::choice, Kind::output (the formats)
+};
+
+struct Opt {
+  std::vector<std::string> longs;  // without "--"
+  std::vector<std::string> shorts; // without "-"
+  std::string description;
+  bool takes_value = false;
+  bool repeatable = false;
+  Value value;
+};
+
+struct Positional {
+  std::string name;
+  bool many = false;
+  Value value;
+};
+
+struct Command {
+  std::string name;
+  std::string description;
+  std::vector<Opt> options;
+  std::vector<Positional> positionals;
+};
+
+std::vector<std::string> split_choices(const std::string& type) {
+  std::vector<std::string> out;
+  const auto open = type.find('{');
+  const auto close = type.rfind('}');
+  if (open == std::string::npos || close == std::string::npos || close < open) {
+    return out;
+  }
+  std::stringstream in(type.substr(open + 1, close - open - 1));
+  for (std::string item; std::getline(in, item, ',');) {
+    out.push_back(item);
+  }
+  return out;
 }
-_denpex "$@"
-)zsh";
+
+Value value_of(const std::string& type, const std::vector<std::string>& formats) {
+  if (type.find(":{") != std::string::npos || (!type.empty() && type.front() == '{')) {
+    return {Kind::choice, split_choices(type)};
+  }
+  if (type.rfind("DIR", 0) == 0) {
+    return {Kind::dir, {}};
+  }
+  if (type.rfind("PATH", 0) == 0) {
+    return {Kind::path, {}};
+  }
+  if (type.rfind("ID", 0) == 0) {
+    return {Kind::id, {}};
+  }
+  if (type.rfind("FORMAT=PATH", 0) == 0) {
+    return {Kind::output, formats};
+  }
+  return {};
+}
+
+std::vector<Command> model(const CLI::App& app) {
+  std::vector<Command> out;
+  std::vector<std::string> formats; // diagnose --format's choices, for --output FORMAT=PATH
+  for (const auto* sub : app.get_subcommands({})) {
+    for (const auto* o : sub->get_options()) {
+      if (sub->get_name() == "diagnose" && !o->get_lnames().empty() && o->get_lnames().front() == "format") {
+        formats = split_choices(o->get_type_name());
+      }
+    }
+  }
+  for (const auto* sub : app.get_subcommands({})) {
+    Command c;
+    c.name = sub->get_name();
+    c.description = sub->get_description();
+    for (const auto* o : sub->get_options()) {
+      if (o->get_group().empty()) {
+        continue; // hidden (testing) options
+      }
+      if (o->get_positional()) {
+        c.positionals.push_back({o->get_name(), o->get_expected_max() > 1, value_of(o->get_type_name(), formats)});
+        continue;
+      }
+      Opt opt;
+      opt.longs = o->get_lnames();
+      opt.shorts = o->get_snames();
+      opt.description = o->get_description();
+      opt.takes_value = o->get_expected_max() > 0; // flags expect none
+      opt.repeatable = o->get_items_expected_max() > 1;
+      opt.value = value_of(o->get_type_name(), formats);
+      c.options.push_back(std::move(opt));
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::string join(const std::vector<std::string>& items, const std::string& prefix = "", const char* sep = " ") {
+  std::string out;
+  for (const auto& s : items) {
+    out += (out.empty() ? "" : sep) + prefix + s;
+  }
+  return out;
+}
+
+// Single-quoted for a shell: ' becomes '\''.
+std::string sq(const std::string& s) {
+  std::string out = "'";
+  for (const char ch : s) {
+    out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  }
+  return out + "'";
+}
+
+std::vector<std::string> flags_of(const Opt& o) {
+  std::vector<std::string> out;
+  for (const auto& l : o.longs) {
+    out.push_back("--" + l);
+  }
+  for (const auto& s : o.shorts) {
+    out.push_back("-" + s);
+  }
+  return out;
+}
+
+// --- bash ---
+
+std::string bash_value(const Value& v) {
+  switch (v.kind) {
+  case Kind::choice:
+    return "COMPREPLY=($(compgen -W " + sq(join(v.choices)) + " -- \"$cur\"))";
+  case Kind::output:
+    return "compopt -o nospace 2>/dev/null; COMPREPLY=($(compgen -W " + sq(join(v.choices, "", "= ") + "=") +
+           " -- \"$cur\"))";
+  case Kind::dir:
+    return "compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- \"$cur\")";
+  case Kind::path:
+    return "compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- \"$cur\")";
+  case Kind::id:
+    return "COMPREPLY=($(compgen -W \"$(denpex signatures export --format ids 2>/dev/null)\" -- \"$cur\"))";
+  case Kind::none:
+    break;
+  }
+  return "COMPREPLY=()";
+}
+
+std::string bash(const std::vector<Command>& cmds) {
+  std::string s = "# bash completion for denpex, generated from its command line: eval \"$(denpex completion bash)\"\n"
+                  "_denpex() {\n"
+                  "  local cur=\"${COMP_WORDS[COMP_CWORD]}\" prev=\"${COMP_WORDS[COMP_CWORD-1]}\"\n"
+                  "  local cmd=\"${COMP_WORDS[1]}\" takes=\"\" i n=0\n"
+                  "  if [ \"$COMP_CWORD\" -eq 1 ]; then\n"
+                  "    COMPREPLY=($(compgen -W " +
+                  sq([&] {
+                    std::vector<std::string> names;
+                    for (const auto& c : cmds) {
+                      names.push_back(c.name);
+                    }
+                    names.emplace_back("--help");
+                    names.emplace_back("--version");
+                    return join(names);
+                  }()) +
+                  " -- \"$cur\"))\n    return\n  fi\n  case \"$cmd\" in\n";
+  for (const auto& c : cmds) {
+    std::vector<std::string> all;
+    std::vector<std::string> valued;
+    for (const auto& o : c.options) {
+      for (const auto& f : flags_of(o)) {
+        all.push_back(f);
+        if (o.takes_value) {
+          valued.push_back(f);
+        }
+      }
+    }
+    s += "    " + c.name + ")\n      takes=" + sq(" " + join(valued) + " ") + "\n      case \"$prev\" in\n";
+    for (const auto& o : c.options) {
+      if (o.takes_value) {
+        s += "        " + join(flags_of(o), "", "|") + ") " + bash_value(o.value) + "; return ;;\n";
+      }
+    }
+    s += "      esac\n      if [[ \"$cur\" == -* ]]; then\n        COMPREPLY=($(compgen -W " + sq(join(all)) +
+         " -- \"$cur\"))\n        return\n      fi\n";
+    if (!c.positionals.empty()) {
+      // Which positional the cursor is on: words after the command that are
+      // neither options nor their values.
+      s += "      for ((i = 2; i < COMP_CWORD; i++)); do\n"
+           "        case \"${COMP_WORDS[i]}\" in\n"
+           "          -*) [[ \"$takes\" == *\" ${COMP_WORDS[i]} \"* ]] && ((i++)) ;;\n"
+           "          *) ((n++)) ;;\n"
+           "        esac\n"
+           "      done\n";
+      for (std::size_t k = 0; k < c.positionals.size(); ++k) {
+        const auto& p = c.positionals[k];
+        const bool last = k + 1 == c.positionals.size();
+        s += "      " + std::string(k == 0 ? "if" : "elif") + " [ \"$n\" -" + (last ? "ge" : "eq") + " " +
+             std::to_string(k) + " ]; then " + bash_value(p.value) + "\n";
+      }
+      s += "      fi\n";
+    }
+    s += "      ;;\n";
+  }
+  s += "  esac\n}\ncomplete -F _denpex denpex\n";
+  return s;
+}
+
+// --- zsh ---
+
+// Text inside an _arguments spec's [description] or (choices).
+std::string zsh_text(const std::string& t) {
+  std::string out;
+  for (const char ch : t) {
+    if (ch == '[' || ch == ']' || ch == ':' || ch == '\\') {
+      out += '\\';
+    }
+    out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  }
+  return out;
+}
+
+std::string zsh_action(const Value& v) {
+  switch (v.kind) {
+  case Kind::choice:
+    return "(" + zsh_text(join(v.choices)) + ")";
+  case Kind::output:
+    return "_denpex_outputs";
+  case Kind::dir:
+    return "_files -/";
+  case Kind::path:
+    return "_files";
+  case Kind::id:
+    return "_denpex_ids";
+  case Kind::none:
+    break;
+  }
+  return " ";
+}
+
+std::string zsh(const std::vector<Command>& cmds) {
+  std::string formats;
+  for (const auto& c : cmds) {
+    for (const auto& o : c.options) {
+      if (o.value.kind == Kind::output) {
+        formats = join(o.value.choices, "", "= ") + "=";
+      }
+    }
+  }
+  std::string s = "#compdef denpex\n"
+                  "# zsh completion for denpex, generated from its command line:\n"
+                  "#   denpex completion zsh > \"${fpath[1]}/_denpex\"\n"
+                  "_denpex_ids() {\n"
+                  "  local -a ids\n"
+                  "  ids=(${(f)\"$(denpex signatures export --format ids 2>/dev/null)\"})\n"
+                  "  compadd -a ids\n"
+                  "}\n"
+                  "_denpex_outputs() { compadd -S '' " + formats + "; }\n"
+                  "_denpex() {\n"
+                  "  if (( CURRENT == 2 )); then\n"
+                  "    local -a cmds\n"
+                  "    cmds=(\n";
+  for (const auto& c : cmds) {
+    s += "      " + sq(c.name + ":" + c.description) + "\n";
+  }
+  s += "    )\n    _describe 'command' cmds\n    return\n  fi\n"
+       "  local -a spec\n"
+       "  case $words[2] in\n";
+  for (const auto& c : cmds) {
+    s += "    " + c.name + ")\n      spec=(\n";
+    for (const auto& o : c.options) {
+      const auto flags = flags_of(o);
+      std::string names = flags.size() > 1 ? "'(" + join(flags) + ")'{" + join(flags, "", ",") + "}"
+                                           : flags.front();
+      std::string spec = (o.repeatable ? "'*'" : "") + names + "'[" + zsh_text(o.description) + "]";
+      if (o.takes_value) {
+        spec += ":" + zsh_text(o.longs.empty() ? "value" : o.longs.front()) + ":" + zsh_action(o.value);
+      }
+      s += "        " + spec + "'\n";
+    }
+    for (std::size_t k = 0; k < c.positionals.size(); ++k) {
+      const auto& p = c.positionals[k];
+      const std::string pos = p.many ? "*" : std::to_string(k + 1);
+      s += "        '" + pos + ":" + zsh_text(p.name) + ":" + zsh_action(p.value) + "'\n";
+    }
+    s += "      ) ;;\n";
+  }
+  s += "  esac\n  shift words\n  (( CURRENT-- ))\n  _arguments -s $spec\n}\n_denpex \"$@\"\n";
+  return s;
+}
+
+// --- fish ---
+
+std::string fish(const std::vector<Command>& cmds) {
+  std::string s = "# fish completion for denpex, generated from its command line:\n"
+                  "#   denpex completion fish > ~/.config/fish/completions/denpex.fish\n"
+                  "complete -c denpex -f\n";
+  for (const auto& c : cmds) {
+    s += "complete -c denpex -n __fish_use_subcommand -a " + c.name + " -d " + sq(c.description) + "\n";
+  }
+  auto value_args = [](const Value& v) -> std::string {
+    switch (v.kind) {
+    case Kind::choice:
+      return " -x -a " + sq(join(v.choices));
+    case Kind::output:
+      return " -x -a " + sq(join(v.choices, "", "= ") + "=");
+    case Kind::dir:
+      return " -x -a '(__fish_complete_directories)'";
+    case Kind::path:
+      return " -r -F";
+    case Kind::id:
+      return " -x -a '(denpex signatures export --format ids 2>/dev/null)'";
+    case Kind::none:
+      break;
+    }
+    return " -x";
+  };
+  for (const auto& c : cmds) {
+    const std::string when = " -n " + sq("__fish_seen_subcommand_from " + c.name);
+    for (const auto& o : c.options) {
+      std::string line = "complete -c denpex" + when;
+      for (const auto& l : o.longs) {
+        line += " -l " + l;
+      }
+      for (const auto& sh : o.shorts) {
+        line += " -s " + sh;
+      }
+      if (o.takes_value) {
+        line += value_args(o.value);
+      }
+      s += line + " -d " + sq(o.description) + "\n";
+    }
+    for (const auto& p : c.positionals) {
+      if (p.value.kind == Kind::path) {
+        s += "complete -c denpex" + when + " -F\n";
+      } else if (p.value.kind != Kind::none) {
+        s += "complete -c denpex" + when + value_args(p.value) + "\n";
+      }
+    }
+  }
+  return s;
+}
 
 } // namespace
 
-std::string_view completion_script(std::string_view shell) {
+const std::vector<std::string>& completion_shells() {
+  static const std::vector<std::string> k_shells = {"bash", "zsh", "fish"};
+  return k_shells;
+}
+
+std::string completion_script(const CLI::App& app, std::string_view shell) {
+  const auto cmds = model(app);
   if (shell == "bash") {
-    return k_bash;
+    return bash(cmds);
   }
   if (shell == "zsh") {
-    return k_zsh;
+    return zsh(cmds);
+  }
+  if (shell == "fish") {
+    return fish(cmds);
   }
   return {};
 }

@@ -867,7 +867,8 @@ auto* diagnose = app.add_subcommand("diagnose", "Find the initiating failure in 
   diagnose->footer("Examples:\n  torchrun ... 2>&1 | tee train.log; denpex diagnose train.log\n"
                    "  denpex diagnose --format json --fail-on error logs/\n"
                    "Exit status: 0 nothing at or above --fail-on, 1 failure diagnosed, 2 usage or input error.");
-  diagnose->add_option("paths", dargs.paths, "log files, directories or archives; - or nothing reads stdin");
+  diagnose->add_option("paths", dargs.paths, "log files, directories or archives; - or nothing reads stdin")
+      ->type_name("PATH");
   diagnose->add_option("--format", dargs.format,
                        "text, json, jsonl, sarif, github (workflow annotations), markdown, prometheus (textfile "
                        "collector), gcc (FILE:LINE:COL for editors), html (a self-contained page with a timeline)")
@@ -878,7 +879,8 @@ auto* diagnose = app.add_subcommand("diagnose", "Find the initiating failure in 
                        "--output sarif=denpex.sarif --output prometheus=/var/lib/node_exporter/denpex.prom")
       ->type_name("FORMAT=PATH")
       ->allow_extra_args(false);
-  diagnose->add_option("--fail-on", dargs.fail_on, "lowest severity that makes the exit status 1: info, warning, error, critical, never");
+  diagnose->add_option("--fail-on", dargs.fail_on, "lowest severity that makes the exit status 1: info, warning, error, critical, never")
+      ->type_name("LEVEL:{info,warning,error,critical,never}");
   diagnose->add_option("--ignore", dargs.ignore, "ignore a signature id (repeatable)")->type_name("ID")->allow_extra_args(false);
   diagnose->add_option("-j,--jobs", dargs.jobs, "files read in parallel (default: all cores)");
   diagnose->add_flag("--follow", dargs.follow,
@@ -907,16 +909,31 @@ auto* diagnose = app.add_subcommand("diagnose", "Find the initiating failure in 
   return diagnose;
 }
 
+// "AREA:{hardware,driver,...}": the areas, as completion reads a choice
+// (completion.cpp); a bad one gets denpex's own error naming them.
+std::string area_type() {
+  std::string out = "AREA:{";
+  for (const auto a : catalog::known_areas()) {
+    out += std::string(a) + ",";
+  }
+  out.back() = '}';
+  return out;
+}
+
 CLI::App* add_grep(CLI::App& app, GrepArgs& gargs, CommonArgs& common, bool& no_config) {
 auto* grep = app.add_subcommand("grep", "Print every matched line with its signature, rank and time");
   grep->footer("Examples:\n  denpex grep --area nccl rank_*.log\n  denpex grep -c node-017.tar.gz\n"
                "Exit status: 0 matched, 1 no match, 2 error.");
-  grep->add_option("paths", gargs.paths, "log files, directories or archives; - or nothing reads stdin");
+  grep->add_option("paths", gargs.paths, "log files, directories or archives; - or nothing reads stdin")
+      ->type_name("PATH");
   grep->add_option("--signature", gargs.signature, "only this id or id prefix (repeatable)")
       ->type_name("ID")
       ->allow_extra_args(false);
-  grep->add_option("--area", gargs.area, "only entries of this area (repeatable)")->allow_extra_args(false);
-  grep->add_option("--role", gargs.role, "only cause, symptom or context entries");
+  grep->add_option("--area", gargs.area, "only entries of this area (repeatable)")
+      ->type_name(area_type())
+      ->allow_extra_args(false);
+  grep->add_option("--role", gargs.role, "only cause, symptom or context entries")
+      ->type_name("ROLE:{cause,symptom,context}");
   grep->add_flag("-c,--count", gargs.count, "print a count per signature instead of lines");
   grep->add_flag("--json", gargs.json, "one JSON object per matched line");
   grep->add_flag("-v,--verbose", gargs.verbose, "say which files a directory walk skipped, and why");
@@ -954,7 +971,9 @@ int run(int argc, char** argv) {
   std::string query;
   auto* explain = app.add_subcommand("explain", "Show what a signature means, how to fix and verify it");
   explain->footer("Examples:\n  denpex explain nccl.nvls.cuda-700\n  denpex explain xid-79\n  denpex explain \"fallen off the bus\"");
-  explain->add_option("query", query, "an id, an id prefix, xid-NN, or words from the message")->required();
+  explain->add_option("query", query, "an id, an id prefix, xid-NN, or words from the message")
+      ->required()
+      ->type_name("ID");
   add_common(explain, common, no_config);
 
   std::string action;
@@ -967,18 +986,19 @@ int run(int argc, char** argv) {
                "  denpex signatures test --no-builtin --signatures ./signatures");
   sigs->add_option("action", action, "list, show, test, lint, export")->required()
       ->check(CLI::IsMember({"list", "show", "test", "lint", "export"}));
-  sigs->add_option("ids", ids, "entry ids (show; test only these)");
-  sigs->add_option("--format", format, "export format: patterns (one RE2 per line), ids, markdown (docs/signatures.md)");
-  sigs->add_option("--area", area, "list: only this area");
-  sigs->add_option("--role", role, "list: only this role");
+  sigs->add_option("ids", ids, "entry ids (show; test only these)")->type_name("ID");
+  sigs->add_option("--format", format, "export format: patterns (one RE2 per line), ids, markdown (docs/signatures.md)")
+      ->type_name("FORMAT:{patterns,ids,markdown}");
+  sigs->add_option("--area", area, "list: only this area")->type_name(area_type());
+  sigs->add_option("--role", role, "list: only this role")->type_name("ROLE:{cause,symptom,context}");
   bool stats = false;
   sigs->add_flag("--stats", stats, "list: counts per area and role, and example origins");
   add_common(sigs, common, no_config);
 
   std::string shell;
-  auto* completion = app.add_subcommand("completion", "Print a shell completion script (bash or zsh)");
+  auto* completion = app.add_subcommand("completion", "Print a shell completion script (bash, zsh or fish)");
   completion->footer("Examples:\n  eval \"$(denpex completion bash)\"\n  denpex completion zsh > \"${fpath[1]}/_denpex\"");
-  completion->add_option("shell", shell, "bash or zsh")->required()->check(CLI::IsMember({"bash", "zsh"}));
+  completion->add_option("shell", shell, "bash, zsh or fish")->required()->check(CLI::IsMember(completion_shells()));
 
   // `denpex help` is --help; a mistyped subcommand gets the nearest one.
   if (argc >= 2 && std::string_view(argv[1]) == "help") {
@@ -1021,7 +1041,7 @@ int run(int argc, char** argv) {
     }
   }
   if (completion->parsed()) {
-    std::cout << completion_script(shell);
+    std::cout << completion_script(app, shell);
     return k_exit_ok;
   }
   if (diagnose->parsed()) {

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# `cpack -G DEB` from the build directory (#20): the package holds the
+# binary, the man page, the bash, zsh and fish completions and the JSON
+# schema, and depends on the shared libraries the binary links (from
+# dpkg-shlibdeps). Exit 77 (skipped) without dpkg-deb or dpkg-shlibdeps.
+set -u
+build=$1
+if ! command -v dpkg-deb > /dev/null || ! command -v dpkg-shlibdeps > /dev/null; then
+  echo "dpkg-dev not installed"
+  exit 77
+fi
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+cpack -G DEB --config "$build/CPackConfig.cmake" -B "$out" > "$out/cpack.log" 2>&1 || { cat "$out/cpack.log"; exit 1; }
+deb=$(find "$out" -maxdepth 1 -name 'denpex_*.deb' | head -1)
+[ -n "$deb" ] || { echo "no .deb written"; cat "$out/cpack.log"; exit 1; }
+contents=$(dpkg-deb -c "$deb")
+fail=0
+for f in ./usr/bin/denpex ./usr/share/man/man1/denpex.1 ./usr/share/bash-completion/completions/denpex \
+         ./usr/share/zsh/vendor-completions/_denpex ./usr/share/fish/vendor_completions.d/denpex.fish \
+         ./usr/share/denpex/denpex-diagnosis.schema.json ./usr/share/doc/denpex/LICENSE; do
+  grep -q " $f\$" <<< "$contents" || { echo "FAIL: $f is not in the package"; fail=1; }
+done
+depends=$(dpkg-deb -f "$deb" Depends)
+for lib in libre2 libarchive libc6; do
+  grep -q "$lib" <<< "$depends" || { echo "FAIL: Depends lacks $lib: $depends"; fail=1; }
+done
+if command -v lintian > /dev/null; then
+  lintian --no-tag-display-limit "$deb" || true # advice, not a gate: printed for the log
+fi
+[ $fail = 0 ] && echo "package: ok ($(basename "$deb"), $(stat -c %s "$deb") bytes)"
+exit $fail
