@@ -304,6 +304,16 @@ std::size_t text_width() {
   return 100;
 }
 
+// The current directory, absolute, ending in '/' ("" when it cannot be read).
+std::string working_dir() {
+  std::error_code ec;
+  auto cwd = std::filesystem::current_path(ec).string();
+  if (ec || cwd.empty()) {
+    return {};
+  }
+  return cwd.back() == '/' ? cwd : cwd + "/";
+}
+
 int current_year() {
   const std::time_t now = std::time(nullptr);
   std::tm tm{};
@@ -526,6 +536,8 @@ int run_diagnose(const CommonArgs& common, const DiagnoseArgs& args) {
   progress.stop();
   report::RunInfo run{DENPEX_VERSION, result.totals.bytes, result.totals.lines, result.totals.sources,
                       result.totals.long_lines_cut, diags.items(), result.totals.findings_files};
+  run.fail_on = gate ? std::optional<catalog::Severity>(fail_level) : std::nullopt;
+  run.working_dir = working_dir();
   // Starting points are lines no signature matched: drop sampled lines that did.
   std::set<std::pair<std::uint32_t, std::uint64_t>> matched_lines;
   for (const auto& h : result.hits) {

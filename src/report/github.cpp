@@ -16,19 +16,15 @@ namespace denpex::report {
 
 namespace {
 
-std::string_view command_for(catalog::Severity s) {
-  switch (s) {
-  case catalog::Severity::critical:
-  case catalog::Severity::error:
+// The annotation level agrees with the exit status: an error only for what
+// fails the --fail-on gate, a warning for other error- and warning-level
+// findings, a notice for the rest.
+std::string_view command_for(catalog::Severity s, const std::optional<catalog::Severity>& fail_on) {
+  if (fail_on && s >= *fail_on) {
     return "error";
-  case catalog::Severity::warning:
-    return "warning";
-  case catalog::Severity::info:
-    return "notice";
   }
-  return "notice";
+  return s >= catalog::Severity::warning ? "warning" : "notice";
 }
-
 
 void annotation(std::ostream& out, std::string_view command, const correlate::Diagnosis& d,
                 const correlate::Evidence& e, std::string_view title, std::string_view message) {
@@ -132,7 +128,7 @@ void print_github(std::ostream& out, const correlate::Diagnosis& d, const catalo
     }
     msg += "verify: " + sig.verify.summary + "\n";
     msg += "log: " + util::escape_for_terminal(util::clip(util::trim(inc.first.text), 500));
-    annotation(out, command_for(sig.severity), d, inc.first, title, msg);
+    annotation(out, command_for(sig.severity, run.fail_on), d, inc.first, title, msg);
   }
   for (const auto& g : d.unexplained) {
     const auto& sig = cat.at(g.signature);

@@ -54,9 +54,23 @@ std::string rule_name(std::string_view id) {
   return out;
 }
 
-ordered_json physical_location(const correlate::Diagnosis& d, const correlate::Evidence& e, bool snippet) {
+// A log's artifactLocation: relative to SRCROOT (the working directory,
+// run.originalUriBaseIds) when it was named relative or lies under it, else
+// an absolute file URI.
+ordered_json artifact_location(const std::string& path, std::string_view base) {
+  if (!path.empty() && path.front() == '/') {
+    if (!base.empty() && util::starts_with(path, base)) {
+      return {{"uri", sarif_uri(std::string_view(path).substr(base.size()))}, {"uriBaseId", "SRCROOT"}};
+    }
+    return {{"uri", "file://" + sarif_uri(path)}};
+  }
+  return {{"uri", sarif_uri(path)}, {"uriBaseId", "SRCROOT"}};
+}
+
+ordered_json physical_location(const correlate::Diagnosis& d, const correlate::Evidence& e, bool snippet,
+                               std::string_view base) {
   ordered_json pl;
-  pl["artifactLocation"] = {{"uri", sarif_uri(safe(d.source_name(e.source)))}};
+  pl["artifactLocation"] = artifact_location(safe(d.source_name(e.source)), base);
   if (e.line_no > 0) {
     ordered_json region;
     region["startLine"] = e.line_no;
@@ -152,10 +166,10 @@ ordered_json opt_int(const std::optional<context::Field<int>>& f) {
 }
 
 ordered_json group_location(const correlate::Diagnosis& d, const catalog::Catalog& cat, const correlate::Group& g,
-                            int id, std::string_view kind) {
+                            int id, std::string_view kind, std::string_view base) {
   ordered_json loc;
   loc["id"] = id;
-  loc["physicalLocation"] = physical_location(d, g.first, false);
+  loc["physicalLocation"] = physical_location(d, g.first, false, base);
   loc["message"] = {{"text", fmt::format("{} {}: {} — {} report{}, ranks {}", kind, cat.at(g.signature).id,
                                          cat.at(g.signature).title, g.count, g.count == 1 ? "" : "s",
                                          format_ranks(g.ranks))}};
@@ -275,17 +289,17 @@ void print_sarif(std::ostream& out, const correlate::Diagnosis& d, const catalog
     r["ruleIndex"] = rule_for(inc.signature);
     r["level"] = sarif_level(sig.severity);
     r["message"] = {{"text", fmt::format("{} — {}", safe(incident_title(inc, cat)), sig.fix.summary)}};
-    r["locations"] = locations(physical_location(d, inc.first, true));
+    r["locations"] = locations(physical_location(d, inc.first, true, run.working_dir));
     if (inc.traceback && !inc.traceback->frames.empty()) {
       r["stacks"] = stacks(*inc.traceback);
     }
     ordered_json related = ordered_json::array();
     int next_id = 1;
     for (const auto& g : inc.collateral) {
-      related.push_back(group_location(d, cat, g, next_id++, "collateral"));
+      related.push_back(group_location(d, cat, g, next_id++, "collateral", run.working_dir));
     }
     for (const auto& g : inc.context) {
-      related.push_back(group_location(d, cat, g, next_id++, "context"));
+      related.push_back(group_location(d, cat, g, next_id++, "context", run.working_dir));
     }
     if (!related.empty()) {
       r["relatedLocations"] = related;
@@ -303,7 +317,7 @@ void print_sarif(std::ostream& out, const correlate::Diagnosis& d, const catalog
     r["level"] = "note";
     r["message"] = {{"text", fmt::format("{} — {} report{} with no diagnosed cause in these logs", sig.title, g.count,
                                          g.count == 1 ? "" : "s")}};
-    r["locations"] = locations(physical_location(d, g.first, true));
+    r["locations"] = locations(physical_location(d, g.first, true, run.working_dir));
     r["partialFingerprints"] = {
         {"denpexFinding/v1", finding_fingerprint(sig.id, safe(d.source_name(g.first.source)), g.first.line_no)}};
     ordered_json props;
@@ -365,7 +379,7 @@ void print_sarif(std::ostream& out, const correlate::Diagnosis& d, const catalog
   ordered_json starts = ordered_json::array();
   for (const auto& sp : d.starting_points) {
     ordered_json loc;
-    loc["physicalLocation"] = physical_location(d, sp.first, true);
+    loc["physicalLocation"] = physical_location(d, sp.first, true, run.working_dir);
     starts.push_back({{"template", safe(sp.template_text)},
                       {"count", sp.count},
                       {"ranks", std::vector<int>(sp.ranks.begin(), sp.ranks.end())},
@@ -375,6 +389,11 @@ void print_sarif(std::ostream& out, const correlate::Diagnosis& d, const catalog
 
   ordered_json the_run;
   the_run["tool"] = {{"driver", driver}};
+  // One category of analysis for code scanning ("denpex/" + the run kind).
+  the_run["automationDetails"] = {{"id", "denpex/diagnose/"}};
+  if (!run.working_dir.empty()) {
+    the_run["originalUriBaseIds"] = {{"SRCROOT", {{"uri", "file://" + sarif_uri(run.working_dir)}}}};
+  }
   the_run["invocations"] = ordered_json::array({invocation});
   the_run["results"] = results;
   the_run["properties"] = run_props;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <ostream>
 #include <set>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,12 @@ struct RunInfo {
   std::uint64_t long_lines_cut = 0;
   std::vector<Diagnostic> diagnostics;
   std::uint64_t findings_files = 0; // denpex's own JSON Lines findings merged in this run (docs/cluster.md)
+  // The exit-status gate (--fail-on): GitHub annotations are errors only for
+  // what fails it; nullopt for --fail-on never (nothing is an error).
+  std::optional<catalog::Severity> fail_on = catalog::Severity::error;
+  // The directory relative paths are relative to (absolute, ending in '/'):
+  // SARIF's SRCROOT. Empty: unknown.
+  std::string working_dir;
 };
 
 struct TextOptions {
