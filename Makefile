@@ -5,7 +5,7 @@ JOBS ?= 2
 CMAKE_FLAGS ?=
 DEBIAN_PACKAGES := build-essential cmake ninja-build pkg-config libre2-dev libcli11-dev nlohmann-json3-dev \
                    libfmt-dev libspdlog-dev catch2 libexpected-dev libarchive-dev zlib1g-dev \
-                   python3 python3-jsonschema clang libclang-rt-14-dev prometheus prometheus-node-exporter chromium-headless-shell shellcheck python3-yaml zsh fish
+                   python3 python3-jsonschema clang libclang-rt-14-dev prometheus prometheus-node-exporter chromium-headless-shell shellcheck python3-yaml zsh fish groff-base
 # Hyperscan (the prefilter) is packaged for amd64 only; elsewhere denpex uses RE2 alone.
 ifeq ($(shell dpkg --print-architecture 2>/dev/null),amd64)
 DEBIAN_PACKAGES += libhyperscan-dev

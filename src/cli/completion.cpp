@@ -88,6 +88,9 @@ std::vector<Command> model(const CLI::App& app) {
     }
   }
   for (const auto* sub : app.get_subcommands({})) {
+    if (sub->get_group().empty()) {
+      continue; // hidden (the man page generator)
+    }
     Command c;
     c.name = sub->get_name();
     c.description = sub->get_description();
@@ -356,7 +359,138 @@ std::string fish(const std::vector<Command>& cmds) {
   return s;
 }
 
+// --- man page ---
+
+// troff-safe text: backslashes escaped, hyphens as \-, a leading . or '
+// protected.
+std::string roff(const std::string& t) {
+  std::string out;
+  for (const char ch : t) {
+    if (ch == '\\') {
+      out += "\\e";
+    } else if (ch == '-') {
+      out += "\\-";
+    } else {
+      out += ch;
+    }
+  }
+  if (!out.empty() && (out.front() == '.' || out.front() == '\'')) {
+    out.insert(0, "\\&");
+  }
+  return out;
+}
+
+std::string value_name(const Opt& o) {
+  switch (o.value.kind) {
+  case Kind::choice:
+    return join(o.value.choices, "", "|");
+  case Kind::output:
+    return "FORMAT=PATH";
+  case Kind::dir:
+    return "DIR";
+  case Kind::path:
+    return "PATH";
+  case Kind::id:
+    return "ID";
+  case Kind::none:
+    break;
+  }
+  return "VALUE";
+}
+
+struct ManText {
+  const char* synopsis;
+  const char* description;
+  const char* exit_status;
+};
+
+ManText man_text(const std::string& cmd) {
+  if (cmd == "diagnose") {
+    return {"[\\fIOPTIONS\\fR] [\\fIPATH\\fR|\\-]...",
+            "Reads the logs (files, directories walked recursively, .gz/.zst/.xz/.bz2 files, tar and zip archives, "
+            "or stdin), recognises known failure signatures, separates the initiating failure from its collateral "
+            "by rank and time, and prints the root cause, the fix and how to verify it. Without a catalogued cause "
+            "it names the run's own exception or process death, else the earliest downstream report.",
+            "0: nothing at or above \\-\\-fail\\-on. 1: a failure at or above it was diagnosed. 2: a usage "
+            "or input error (a file that cannot be read is reported and the rest are diagnosed). 130 or 143: "
+            "\\-\\-follow was interrupted by SIGINT or SIGTERM, after the report."};
+  }
+  if (cmd == "grep") {
+    return {"[\\fIOPTIONS\\fR] [\\fIPATH\\fR|\\-]...",
+            "Prints every line a signature matches, with the signature, rank and time, like grep with the catalog "
+            "as its patterns.",
+            "0: something matched. 1: nothing matched. 2: an error."};
+  }
+  if (cmd == "explain") {
+    return {"\\fIID\\fR|\\fIxid\\-NN\\fR|\\fIwords\\fR",
+            "Shows one catalog entry: what the failure means, its fix, how to verify it, its evidence and sources.",
+            "0: an entry was shown. 2: no entry matches."};
+  }
+  if (cmd == "signatures") {
+    return {"list|show|test|lint|export [\\fIID\\fR]...",
+            "Lists, shows, tests (every entry's real example lines must match and its near\\-misses must not), "
+            "lints or exports the signature catalog.",
+            "0: success. 2: a test or lint failure, or an error."};
+  }
+  if (cmd == "completion") {
+    return {"bash|zsh|fish", "Prints a shell completion script generated from this command line.", "0: success."};
+  }
+  return {"[\\fIOPTIONS\\fR]", "", "0: success."};
+}
+
+std::string man(const std::vector<Command>& cmds, std::string_view version) {
+  std::string s = ".TH DENPEX 1 \"\" \"denpex " + std::string(version) + "\" \"User Commands\"\n";
+  s += ".SH NAME\ndenpex \\- diagnose failed ML training runs from their logs\n.SH SYNOPSIS\n";
+  for (const auto& c : cmds) {
+    s += ".B denpex " + c.name + "\n" + man_text(c.name).synopsis + "\n.br\n";
+  }
+  s += ".SH DESCRIPTION\n"
+       "When a distributed training job dies, its first real failure (a GPU that fell off the bus, an NCCL "
+       "illegal memory access, a host OOM kill, an InfiniBand link down) is buried under the reports of every "
+       "other rank. denpex reads the logs, recognises known failure signatures, tells the initiating failure from "
+       "its collateral by rank and time, and says what to do: the root cause, the exact fix, how to verify it, and "
+       "where evidence is missing, the fact that would settle it.\n"
+       ".SH COMMANDS\n";
+  for (const auto& c : cmds) {
+    const auto text = man_text(c.name);
+    s += ".SS denpex " + c.name + "\n" + roff(c.description) + ".\n";
+    if (*text.description != '\0') {
+      s += ".PP\n" + std::string(text.description) + "\n";
+    }
+    for (const auto& o : c.options) {
+      std::string names;
+      for (const auto& f : flags_of(o)) {
+        names += (names.empty() ? "" : ", ") + std::string("\\fB") + roff(f) + "\\fR";
+      }
+      if (o.takes_value) {
+        names += " \\fI" + roff(value_name(o)) + "\\fR";
+      }
+      s += ".TP\n" + names + "\n" + roff(o.description) + "\n";
+    }
+    s += ".PP\nExit status: " + std::string(text.exit_status) + "\n";
+  }
+  s += ".SH EXIT STATUS\n"
+       "Each command's exit status is given with it above; 2 always means a usage or input error, reported on "
+       "stderr as a line naming the file and what is wrong.\n"
+       ".SH ENVIRONMENT\n"
+       ".TP\n.B NO_COLOR\nWhen set and not empty, no colour (as \\-\\-color never).\n"
+       ".TP\n.B TERM\n\\fBdumb\\fR: no colour.\n"
+       ".TP\n.B COLUMNS\nThe width the text report is wrapped to (40 to 1000); else the terminal's, else 100.\n"
+       ".SH FILES\n"
+       ".TP\n.I .denpex.json\nTeam defaults (signatures, ignore, fail_on), looked up from the current directory "
+       "upward; \\-\\-no\\-config ignores it.\n"
+       ".TP\n.I /usr/share/denpex/denpex\-diagnosis.schema.json\nThe JSON Schema of \\-\\-format json.\n"
+       ".SH PRIVACY\ndenpex never sends data anywhere; \\-\\-redact masks addresses, host names and tokens in "
+       "its output.\n"
+       ".SH SEE ALSO\n"
+       ".BR grep (1),\n.BR dmesg (1),\n.BR journalctl (1),\n.BR nvidia\-smi (1);\n"
+       "the documentation in /usr/share/doc/denpex (cli.md, correlator.md, cluster.md, output\-formats.md).\n";
+  return s;
+}
+
 } // namespace
+
+std::string man_page(const CLI::App& app, std::string_view version) { return man(model(app), version); }
 
 const std::vector<std::string>& completion_shells() {
   static const std::vector<std::string> k_shells = {"bash", "zsh", "fish"};

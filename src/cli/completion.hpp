@@ -18,4 +18,8 @@ const std::vector<std::string>& completion_shells();
 // (completion.cpp): a choice (CLI::IsMember), DIR, PATH, ID, FORMAT=PATH.
 std::string completion_script(const CLI::App& app, std::string_view shell);
 
+// The man page (troff), from the same definition: every subcommand and
+// option with its description, exit statuses, environment, files.
+std::string man_page(const CLI::App& app, std::string_view version);
+
 } // namespace denpex::cli

@@ -188,6 +188,10 @@ bool use_color(const std::string& mode, int fd) {
   if (no_color != nullptr && *no_color != '\0') {
     return false;
   }
+  const char* term = std::getenv("TERM");
+  if (term != nullptr && std::string_view(term) == "dumb") {
+    return false;
+  }
   return ::isatty(fd) != 0;
 }
 
@@ -1012,6 +1016,9 @@ int run(int argc, char** argv) {
   completion->footer("Examples:\n  eval \"$(denpex completion bash)\"\n  denpex completion zsh > \"${fpath[1]}/_denpex\"");
   completion->add_option("shell", shell, "bash, zsh or fish")->required()->check(CLI::IsMember(completion_shells()));
 
+  // The man page, from the same definition (the build writes denpex.1 with it).
+  auto* manpage = app.add_subcommand("manpage", "Print the man page (troff)")->group("");
+
   // `denpex help` is --help; a mistyped subcommand gets the nearest one.
   if (argc >= 2 && std::string_view(argv[1]) == "help") {
     std::cout << app.help();
@@ -1054,6 +1061,10 @@ int run(int argc, char** argv) {
   }
   if (completion->parsed()) {
     std::cout << completion_script(app, shell);
+    return k_exit_ok;
+  }
+  if (manpage->parsed()) {
+    std::cout << man_page(app, DENPEX_VERSION);
     return k_exit_ok;
   }
   if (diagnose->parsed()) {
