@@ -38,6 +38,19 @@ std::vector<WhoPart> who_parts(const correlate::Evidence& e, std::string_view de
   return parts;
 }
 
+std::vector<std::string> fix_commands(const catalog::Signature& sig) {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : sig.fix.env) {
+    out.push_back(fmt::format("export {}={}", k, v));
+  }
+  for (const auto& c : sig.fix.commands) {
+    if (std::find(out.begin(), out.end(), c) == out.end()) {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
 std::string_view device_noun(const catalog::Signature& sig) {
   if (sig.area == "network") {
     return "NIC";

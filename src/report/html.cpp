@@ -211,10 +211,7 @@ void incident_section(std::ostream& out, const correlate::Incident& inc, const c
     out << "</ol>\n";
   }
   std::string cmds;
-  for (const auto& [k, v] : sig.fix.env) {
-    cmds += "export " + k + "=" + v + "\n";
-  }
-  for (const auto& c : sig.fix.commands) {
+  for (const auto& c : fix_commands(sig)) {
     cmds += c + "\n";
   }
   if (!cmds.empty()) {

@@ -150,7 +150,8 @@ bool merge_captures(std::vector<std::pair<std::string, std::string>>& into, cons
   const bool own_rank = h.ctx.rank && !has_capture(h, "nranks");
   std::vector<std::pair<std::string, std::string>> added;
   for (const auto& [k, v] : h.captures) {
-    const auto it = std::find_if(into.begin(), into.end(), [&](const auto& c) { return c.first == k; });
+    const auto& name = k; // clang before 16 cannot capture a structured binding
+    const auto it = std::find_if(into.begin(), into.end(), [&name](const auto& c) { return c.first == name; });
     if (it == into.end()) {
       added.emplace_back(k, v);
     } else if (it->second != v && !(own_rank && k == "rank")) {

@@ -221,15 +221,7 @@ void print_incident(std::ostream& out, const correlate::Diagnosis& d, const cata
   if (!sig.fix.steps.empty()) {
     out << "\n";
   }
-  std::vector<std::string> fix_lines;
-  for (const auto& [k, v] : sig.fix.env) {
-    fix_lines.push_back(fmt::format("export {}={}", k, v));
-  }
-  for (const auto& c : sig.fix.commands) {
-    if (std::find(fix_lines.begin(), fix_lines.end(), c) == fix_lines.end()) {
-      fix_lines.push_back(c);
-    }
-  }
+  const auto fix_lines = fix_commands(sig);
   fenced(out, "sh", fix_lines);
   out << "**Verify.** " << md_text(sig.verify.summary) << "\n\n";
   fenced(out, "sh", sig.verify.commands);

@@ -108,10 +108,7 @@ ordered_json rule_json(const catalog::Signature& sig) {
     md += "\n";
   }
   std::string cmds;
-  for (const auto& [k, v] : sig.fix.env) {
-    cmds += fmt::format("export {}={}\n", k, v);
-  }
-  for (const auto& c : sig.fix.commands) {
+  for (const auto& c : fix_commands(sig)) {
     cmds += c + "\n";
   }
   if (!cmds.empty()) {

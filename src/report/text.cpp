@@ -39,23 +39,42 @@ std::string_view severity_color(Severity s) {
   return "0";
 }
 
-// Wraps prose to `width`, each line prefixed with `indent`.
-std::string wrap(std::string_view text, std::size_t width, std::string_view indent) {
+bool is_env_export(const catalog::Signature& sig, const std::string& command) {
+  return std::any_of(sig.fix.env.begin(), sig.fix.env.end(),
+                     [&](const auto& kv) { return command == fmt::format("export {}={}", kv.first, kv.second); });
+}
+
+// Display columns of UTF-8 text: one per code point (an em dash is one
+// column, not three bytes).
+std::size_t columns(std::string_view s) {
+  return static_cast<std::size_t>(
+      std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
+// Wraps prose to `width` display columns, each line prefixed with `indent`;
+// lines after the first get `hang` more ("1. " steps and "- " items keep
+// their text aligned).
+std::string wrap(std::string_view text, std::size_t width, std::string_view indent, std::string_view hang = {}) {
   std::string out;
   std::string line(indent);
+  std::size_t used = columns(indent);
   std::istringstream words{std::string(text)};
   std::string w;
   bool empty = true;
   while (words >> w) {
-    if (!empty && line.size() + 1 + w.size() > width) {
+    const auto cols = columns(w);
+    if (!empty && used + 1 + cols > width) {
       out += line + "\n";
-      line = std::string(indent);
+      line = std::string(indent) + std::string(hang);
+      used = columns(line);
       empty = true;
     }
     if (!empty) {
       line += ' ';
+      ++used;
     }
     line += w;
+    used += cols;
     empty = false;
   }
   if (!empty) {
@@ -112,11 +131,13 @@ void print_incident(std::ostream& out, const correlate::Diagnosis& d, const cata
   if (!inc.headline.empty()) {
     out << "  kind     " << sig.title << "\n";
   }
-  out << "  where    " << util::escape_for_terminal(location(d, inc.first));
-  if (auto w = join_who(who_parts(inc.first, device_noun(cat.at(inc.signature)), inc.simultaneous ? &inc.ranks : nullptr),
-                        "  ", [](const std::string& v) { return util::escape_for_terminal(v); });
-      !w.empty()) {
-    out << "  " << w;
+  // The location, then who; on a narrow terminal who goes on its own line.
+  const auto place = "  where    " + util::escape_for_terminal(location(d, inc.first));
+  const auto who = join_who(who_parts(inc.first, device_noun(cat.at(inc.signature)), inc.simultaneous ? &inc.ranks : nullptr),
+                            "  ", [](const std::string& v) { return util::escape_for_terminal(v); });
+  out << place;
+  if (!who.empty()) {
+    out << (columns(place) + 2 + columns(who) <= o.width ? "  " : "\n           ") << who;
   }
   out << "\n";
   if (auto t = format_time(inc.first); !t.empty()) {
@@ -156,10 +177,12 @@ void print_incident(std::ostream& out, const correlate::Diagnosis& d, const cata
     out << "    " << st("32", fmt::format("export {}={}", k, v)) << "\n";
   }
   for (std::size_t i = 0; i < sig.fix.steps.size(); ++i) {
-    out << wrap(fmt::format("{}. {}", i + 1, sig.fix.steps[i]), o.width, "    ");
+    out << wrap(fmt::format("{}. {}", i + 1, sig.fix.steps[i]), o.width, "    ", i + 1 < 10 ? "   " : "    ");
   }
   for (const auto& c : sig.fix.commands) {
-    out << "    $ " << c << "\n";
+    if (!is_env_export(sig, c)) { // the export is printed above
+      out << "    $ " << c << "\n";
+    }
   }
   out << "\n  " << st("1", "Verify") << "\n" << wrap(sig.verify.summary, o.width, "    ");
   for (const auto& c : sig.verify.commands) {
@@ -191,7 +214,7 @@ void print_incident(std::ostream& out, const correlate::Diagnosis& d, const cata
   if (!inc.missing.empty()) {
     out << "\n  " << st("1", "Missing evidence") << "\n";
     for (const auto& m : inc.missing) {
-      out << wrap("- " + m, o.width, "    ");
+      out << wrap("- " + m, o.width, "    ", "  ");
     }
   }
   if (!inc.collateral.empty()) {
@@ -266,7 +289,7 @@ void print_text(std::ostream& out, const correlate::Diagnosis& d, const catalog:
     }
     out << "\n  " << st("1", "Next") << "\n";
     for (const auto& s : correlate::next_steps(inf)) {
-      out << wrap("- " + s, o.width, "    ");
+      out << wrap("- " + s, o.width, "    ", "  ");
     }
     out << "\n";
   }
@@ -354,10 +377,12 @@ void print_entry(std::ostream& out, const catalog::Signature& sig, const catalog
     out << "\n";
   }
   for (std::size_t i = 0; i < sig.fix.steps.size(); ++i) {
-    out << wrap(fmt::format("{}. {}", i + 1, sig.fix.steps[i]), o.width, "    ");
+    out << wrap(fmt::format("{}. {}", i + 1, sig.fix.steps[i]), o.width, "    ", i + 1 < 10 ? "   " : "    ");
   }
   for (const auto& c : sig.fix.commands) {
-    out << "    $ " << c << "\n";
+    if (!is_env_export(sig, c)) { // the export is printed above
+      out << "    $ " << c << "\n";
+    }
   }
   out << "\n  " << st("1", "Verify") << "\n" << wrap(sig.verify.summary, o.width, "    ");
   for (const auto& c : sig.verify.commands) {

@@ -87,6 +87,10 @@ std::string join_who(const std::vector<WhoPart>& parts, std::string_view sep, Es
   }
   return out;
 }
+// The fix as commands: the entry's env exports ("export K=V"), then its
+// commands, each once (an entry may list the export among its commands too).
+std::vector<std::string> fix_commands(const catalog::Signature& sig);
+
 // What the PCI bus id on an entry's lines names: "NIC" for network entries,
 // "device" for storage, else "GPU".
 std::string_view device_noun(const catalog::Signature& sig);
