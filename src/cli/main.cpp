@@ -432,6 +432,67 @@ context::FormatSet load_formats(const std::vector<std::string>& dirs, Diagnostic
   return context::FormatSet::load(files, diags);
 }
 
+// --follow's live line on stderr: the initiating failure so far, said again
+// only when it changes (re-correlated each time a new cause arrives).
+class LiveUpdates {
+public:
+  LiveUpdates(const catalog::Catalog& cat, const correlate::CorrelateOptions& co, bool quiet)
+      : m_cat(cat), m_co(co), m_quiet(quiet) {}
+
+  void update(const std::vector<correlate::Hit>& hits, const std::vector<correlate::SourceRef>& sources) {
+    const auto causes = static_cast<std::size_t>(std::count_if(hits.begin(), hits.end(), [&](const correlate::Hit& h) {
+      return m_cat.at(h.signature).role == catalog::Role::cause;
+    }));
+    if (causes == m_causes_seen) {
+      return;
+    }
+    m_causes_seen = causes;
+    auto live = correlate::correlate(hits, sources, m_cat, m_co);
+    if (live.incidents.empty() || m_quiet) {
+      return;
+    }
+    const auto& inc = live.incidents.front();
+    const auto& sig = m_cat.at(inc.signature);
+    std::string line = fmt::format("denpex: [live] initiating failure: {} ({}) at {}", sig.id, sig.title,
+                                   util::escape_for_terminal(report::location(live, inc.first)));
+    if (inc.first.ctx.rank) {
+      line += fmt::format(" rank {}", inc.first.ctx.rank->value);
+    }
+    if (line == m_last) {
+      return;
+    }
+    m_last = line;
+    // On stderr: stdout carries exactly one document, in its format.
+    std::cerr << line << "\n  fix: " << sig.fix.summary;
+    for (const auto& [k, v] : sig.fix.env) {
+      std::cerr << " (export " << k << "=" << v << ")";
+    }
+    std::cerr << "\n" << std::flush;
+  }
+
+private:
+  const catalog::Catalog& m_cat;
+  const correlate::CorrelateOptions& m_co;
+  bool m_quiet;
+  std::size_t m_causes_seen = 0;
+  std::string m_last;
+};
+
+// Whether the diagnosis fails the --fail-on gate. A run with only downstream
+// reports (timeouts on every rank, a SIGKILL) still failed: their severity
+// counts too; an exception the run continued past (training progressed) is
+// not a failure.
+bool fails_gate(const correlate::Diagnosis& d, const catalog::Catalog& cat, catalog::Severity level) {
+  for (const auto& inc : d.incidents) {
+    const bool survived = inc.recovered && !cat.at(inc.signature).headline.empty();
+    if (cat.at(inc.signature).severity >= level && !survived) {
+      return true;
+    }
+  }
+  return std::any_of(d.unexplained.begin(), d.unexplained.end(),
+                     [&](const correlate::Group& g) { return cat.at(g.signature).severity >= level; });
+}
+
 int run_diagnose(const CommonArgs& common, const DiagnoseArgs& args) {
   Diagnostics diags;
   auto cat = load(common, diags, false);
@@ -495,39 +556,10 @@ int run_diagnose(const CommonArgs& common, const DiagnoseArgs& args) {
   co.now_year = current_year();
 
   // --follow: re-correlate whenever a new cause arrives and say so at once.
-  std::size_t causes_seen = 0;
-  std::string last_live;
+  LiveUpdates live(*cat, co, common.quiet);
   if (args.follow) {
-    so.on_chunk = [&](const std::vector<correlate::Hit>& hits, const std::vector<correlate::SourceRef>& sources) {
-      std::size_t causes = 0;
-      for (const auto& h : hits) {
-        causes += cat->at(h.signature).role == catalog::Role::cause ? 1 : 0;
-      }
-      if (causes == causes_seen) {
-        return;
-      }
-      causes_seen = causes;
-      auto live = correlate::correlate(hits, sources, *cat, co);
-      if (live.incidents.empty() || common.quiet) {
-        return;
-      }
-      const auto& inc = live.incidents.front();
-      const auto& sig = cat->at(inc.signature);
-      std::string line = fmt::format("denpex: [live] initiating failure: {} ({}) at {}", sig.id, sig.title,
-                                     util::escape_for_terminal(report::location(live, inc.first)));
-      if (inc.first.ctx.rank) {
-        line += fmt::format(" rank {}", inc.first.ctx.rank->value);
-      }
-      if (line == last_live) {
-        return;
-      }
-      last_live = line;
-      // On stderr: stdout carries exactly one document, in its format.
-      std::cerr << line << "\n  fix: " << sig.fix.summary;
-      for (const auto& [k, v] : sig.fix.env) {
-        std::cerr << " (export " << k << "=" << v << ")";
-      }
-      std::cerr << "\n" << std::flush;
+    so.on_chunk = [&live](const std::vector<correlate::Hit>& hits, const std::vector<correlate::SourceRef>& sources) {
+      live.update(hits, sources);
     };
   }
   const auto units_hint = paths.size();
@@ -570,23 +602,8 @@ int run_diagnose(const CommonArgs& common, const DiagnoseArgs& args) {
   if (diags.has_errors() || catalog_errors) {
     return k_exit_error;
   }
-  if (gate) {
-    // A run with only downstream reports (timeouts on every rank, a SIGKILL)
-    // still failed: their severity counts too.
-    for (const auto& inc : diagnosis.incidents) {
-      // An exception the run continued past (training progressed) is not a failure.
-      const bool survived = inc.recovered && !cat->at(inc.signature).headline.empty();
-      if (cat->at(inc.signature).severity >= fail_level && !survived) {
-        return k_exit_found;
-      }
-    }
-    for (const auto& g : diagnosis.unexplained) {
-      if (cat->at(g.signature).severity >= fail_level) {
-        return k_exit_found;
-      }
-    }
-  }
-  return k_exit_ok;
+  const bool failed = gate && fails_gate(diagnosis, *cat, fail_level);
+  return failed ? k_exit_found : k_exit_ok;
 }
 
 int run_grep(const CommonArgs& common, const GrepArgs& args) {
