@@ -361,7 +361,7 @@ std::string fish(const std::vector<Command>& cmds) {
 
 // --- man page ---
 
-// troff-safe text: backslashes escaped, hyphens as \-, a leading . or '
+// troff-safe text: backslashes escaped, hyphens as \\-, a leading . or '
 // protected.
 std::string roff(const std::string& t) {
   std::string out;
@@ -479,12 +479,12 @@ std::string man(const std::vector<Command>& cmds, std::string_view version) {
        ".SH FILES\n"
        ".TP\n.I .denpex.json\nTeam defaults (signatures, ignore, fail_on), looked up from the current directory "
        "upward; \\-\\-no\\-config ignores it.\n"
-       ".TP\n.I /usr/share/denpex/denpex\-diagnosis.schema.json\nThe JSON Schema of \\-\\-format json.\n"
+       ".TP\n.I /usr/share/denpex/denpex\\-diagnosis.schema.json\nThe JSON Schema of \\-\\-format json.\n"
        ".SH PRIVACY\ndenpex never sends data anywhere; \\-\\-redact masks addresses, host names and tokens in "
        "its output.\n"
        ".SH SEE ALSO\n"
-       ".BR grep (1),\n.BR dmesg (1),\n.BR journalctl (1),\n.BR nvidia\-smi (1);\n"
-       "the documentation in /usr/share/doc/denpex (cli.md, correlator.md, cluster.md, output\-formats.md).\n";
+       ".BR grep (1),\n.BR dmesg (1),\n.BR journalctl (1),\n.BR nvidia\\-smi (1);\n"
+       "the documentation in /usr/share/doc/denpex (cli.md, correlator.md, cluster.md, output\\-formats.md).\n";
   return s;
 }
 
