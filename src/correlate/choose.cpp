@@ -129,13 +129,13 @@ std::optional<ClockRisk> clock_risk(const State& s, const std::vector<std::size_
   const auto& times = s.times;
   std::optional<ClockRisk> risk;
   for (auto i : cand) {
-    const bool other_node = window(s, incs[best].hosts, incs[i].hosts) > s.options.skew_us;
+    const auto w = window(s, incs[best].hosts, incs[i].hosts);
+    const bool other_node = w > s.options.skew_us;
     if (i == best || !other_node || !comparable(times[i], times[best]) || times[i]->domain != 0) {
       continue;
     }
     const auto delta = times[i]->t - times[best]->t;
-    if (std::abs(delta) > window(s, incs[best].hosts, incs[i].hosts) ||
-        (risk && std::abs(risk->delta_us) <= std::abs(delta))) {
+    if (std::abs(delta) > w || (risk && std::abs(risk->delta_us) <= std::abs(delta))) {
       continue;
     }
     risk = ClockRisk{incs[i].signature, *incs[i].hosts.begin(), delta, incs[i].first};

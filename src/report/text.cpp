@@ -39,9 +39,12 @@ std::string_view severity_color(Severity s) {
   return "0";
 }
 
-bool is_env_export(const catalog::Signature& sig, const std::string& command) {
-  return std::any_of(sig.fix.env.begin(), sig.fix.env.end(),
-                     [&](const auto& kv) { return command == fmt::format("export {}={}", kv.first, kv.second); });
+// The fix's commands after its env exports (those are printed above them):
+// fix_commands() less its first env.size() lines.
+std::vector<std::string> commands_after_exports(const catalog::Signature& sig) {
+  auto all = fix_commands(sig);
+  all.erase(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(sig.fix.env.size()));
+  return all;
 }
 
 // Display columns of UTF-8 text: one per code point (an em dash is one
@@ -179,10 +182,8 @@ void print_incident(std::ostream& out, const correlate::Diagnosis& d, const cata
   for (std::size_t i = 0; i < sig.fix.steps.size(); ++i) {
     out << wrap(fmt::format("{}. {}", i + 1, sig.fix.steps[i]), o.width, "    ", i + 1 < 10 ? "   " : "    ");
   }
-  for (const auto& c : sig.fix.commands) {
-    if (!is_env_export(sig, c)) { // the export is printed above
-      out << "    $ " << c << "\n";
-    }
+  for (const auto& c : commands_after_exports(sig)) {
+    out << "    $ " << c << "\n";
   }
   out << "\n  " << st("1", "Verify") << "\n" << wrap(sig.verify.summary, o.width, "    ");
   for (const auto& c : sig.verify.commands) {
@@ -379,10 +380,8 @@ void print_entry(std::ostream& out, const catalog::Signature& sig, const catalog
   for (std::size_t i = 0; i < sig.fix.steps.size(); ++i) {
     out << wrap(fmt::format("{}. {}", i + 1, sig.fix.steps[i]), o.width, "    ", i + 1 < 10 ? "   " : "    ");
   }
-  for (const auto& c : sig.fix.commands) {
-    if (!is_env_export(sig, c)) { // the export is printed above
-      out << "    $ " << c << "\n";
-    }
+  for (const auto& c : commands_after_exports(sig)) {
+    out << "    $ " << c << "\n";
   }
   out << "\n  " << st("1", "Verify") << "\n" << wrap(sig.verify.summary, o.width, "    ");
   for (const auto& c : sig.verify.commands) {
