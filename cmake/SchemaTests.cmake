@@ -3,9 +3,10 @@
 # SARIF 2.1.0 schema (tests/schemas/sarif-2.1.0.json, OASIS errata01), on the
 # sample and on every testdata/cases/*/input. Included from tests/CMakeLists.txt.
 #
+# `denpex grep --json` must match schemas/denpex-grep.schema.json, line by line.
+#
 # The validator is tests/schema/validate.py (Debian's python3-jsonschema).
-# Tests are skipped (exit 125) when python3 or python3-jsonschema is missing,
-# or while the CLI does not offer the format yet.
+# Tests are skipped (exit 125) when python3 or python3-jsonschema is missing.
 
 find_program(DENPEX_PYTHON3 NAMES python3)
 
@@ -20,7 +21,6 @@ list(PREPEND DENPEX_SCHEMA_CASES "${PROJECT_SOURCE_DIR}/testdata/sample")
 # Output goes through a file so that a crash of denpex (exit > 1) is not hidden by the pipe.
 set(DENPEX_SCHEMA_SCRIPT [=[
 [ -n "$PY" ] || { echo "python3 not found"; exit 125; }
-"$0" diagnose --help | grep -q -- "$1" || { echo "denpex diagnose has no --format $1 yet"; exit 125; }
 out=$(mktemp) || exit 2
 "$0" diagnose --year 2024 --format "$1" "$2" > "$out"
 rc=$?
@@ -49,6 +49,32 @@ foreach(input IN LISTS DENPEX_SCHEMA_CASES)
     set_tests_properties(schema.${fmt}.${case_name} PROPERTIES LABELS schema SKIP_RETURN_CODE 125
                          ENVIRONMENT "PY=${DENPEX_PYTHON3}")
   endforeach()
+endforeach()
+
+# grep --json over every case input, validated record by record.
+set(DENPEX_GREP_SCHEMA_SCRIPT [=[
+[ -n "$PY" ] || { echo "python3 not found"; exit 125; }
+out=$(mktemp) || exit 2
+"$0" grep --json "$1" > "$out"
+rc=$?
+if [ "$rc" -gt 1 ]; then echo "denpex exited $rc"; rm -f "$out"; exit 1; fi
+if [ ! -s "$out" ]; then echo "no match: nothing to validate"; rm -f "$out"; exit 0; fi
+"$PY" "$2" "$3" "$out" --jsonl
+r=$?
+rm -f "$out"
+exit $r
+]=])
+foreach(input IN LISTS DENPEX_SCHEMA_CASES)
+  get_filename_component(case_dir "${input}" DIRECTORY)
+  get_filename_component(case_name "${case_dir}" NAME)
+  if(input STREQUAL "${PROJECT_SOURCE_DIR}/testdata/sample")
+    set(case_name sample)
+  endif()
+  add_test(NAME schema.grep.${case_name}
+           COMMAND sh -c "${DENPEX_GREP_SCHEMA_SCRIPT}" $<TARGET_FILE:denpex_cli> "${input}"
+                   "${PROJECT_SOURCE_DIR}/tests/schema/validate.py" "${PROJECT_SOURCE_DIR}/schemas/denpex-grep.schema.json")
+  set_tests_properties(schema.grep.${case_name} PROPERTIES LABELS schema SKIP_RETURN_CODE 125
+                       ENVIRONMENT "PY=${DENPEX_PYTHON3}")
 endforeach()
 
 # The validator itself must reject a broken document (a validator that

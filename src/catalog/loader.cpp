@@ -592,11 +592,16 @@ void Catalog::finalize(Diagnostics& diags) {
   m_explains.assign(m_entries.size(), {});
   m_refines.assign(m_entries.size(), {});
   for (std::size_t i = 0; i < m_entries.size(); ++i) {
+    // check() above kept only ids that resolve.
     for (const auto& e : m_entries[i].explains) {
-      m_explains[i].push_back(*find(e));
+      const auto target = find(e);
+      DENPEX_ASSERT(target.has_value());
+      m_explains[i].push_back(*target);
     }
     for (const auto& r : m_entries[i].refines) {
-      m_refines[i].push_back(*find(r));
+      const auto target = find(r);
+      DENPEX_ASSERT(target.has_value());
+      m_refines[i].push_back(*target);
     }
     std::sort(m_explains[i].begin(), m_explains[i].end());
     std::sort(m_refines[i].begin(), m_refines[i].end());

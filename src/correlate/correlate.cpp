@@ -4,6 +4,7 @@
 #include <denpex/correlate/correlate.hpp>
 
 #include <algorithm>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -224,10 +225,18 @@ void add_starting_points(Diagnosis& d, const std::vector<ErrorLine>& lines, cons
   if (!d.incidents.empty() || d.inference || lines.empty()) {
     return;
   }
+  // Starting points are lines no signature matched.
+  std::set<std::pair<std::uint32_t, std::uint64_t>> matched;
+  for (const auto& h : d.evidence) {
+    matched.emplace(h.source, h.line_no);
+  }
   const int year = d.assumed_year != 0 ? d.assumed_year : options.now_year;
   std::map<std::string, std::size_t> index;
   std::vector<StartingPoint> groups;
   for (const auto& l : lines) {
+    if (matched.count({l.source, l.line_no}) != 0) {
+      continue;
+    }
     // The template ignores launcher prefixes and stamps: numbers are masked.
     auto key = util::message_template(util::trim(l.text));
     auto it = index.find(key);

@@ -110,26 +110,9 @@ void print_json(std::ostream& out, const correlate::Diagnosis& d, const catalog:
   for (const auto& inc : d.incidents) {
     const auto& sig = cat.at(inc.signature);
     ordered_json j;
-    j["signature"] = sig.id;
-    j["title"] = sig.title;
-    j["headline"] = inc.headline.empty() ? ordered_json(nullptr) : ordered_json(safe(inc.headline));
-    j["area"] = sig.area;
-    j["severity"] = std::string(catalog::to_string(sig.severity));
-    j["priority"] = sig.priority;
-    j["initiating"] = inc.initiating;
-    j["rule"] = inc.decision ? ordered_json(correlate::describe(*inc.decision, d)) : ordered_json(nullptr);
-    j["rule_id"] = inc.decision ? ordered_json(std::string(correlate::to_string(inc.decision->rule))) : ordered_json(nullptr);
+    detail::put_incident_head(j, d, cat, inc);
     j["decision"] = decision_json(d, cat, inc);
-    j["confidence"] = inc.initiating ? ordered_json(std::string(correlate::to_string(inc.confidence))) : ordered_json(nullptr);
-    j["where"] = where_json(d, inc.first);
-    j["count"] = inc.count;
-    j["ranks"] = std::vector<int>(inc.ranks.begin(), inc.ranks.end());
-    std::vector<std::string> hosts;
-    for (const auto& h : inc.hosts) {
-      hosts.push_back(safe(h));
-    }
-    j["hosts"] = hosts;
-    j["pci"] = inc.pci.empty() ? ordered_json(nullptr) : ordered_json(inc.pci);
+    detail::put_incident_reach(j, d, inc);
     const auto recovered = correlate::describe_recovered(inc, d);
     const auto earlier = correlate::describe_earlier_episode(inc, d);
     j["recovered"] = recovered.empty() ? ordered_json(nullptr) : ordered_json(safe(recovered));
@@ -191,9 +174,9 @@ void print_json(std::ostream& out, const correlate::Diagnosis& d, const catalog:
   root["starting_points"] = starts;
   ordered_json diags = ordered_json::array();
   for (const auto& dg : run.diagnostics) {
-    diags.push_back({{"level", dg.level == Level::error ? "error" : "warning"},
-                     {"where", safe(dg.error.where)},
-                     {"message", safe(dg.error.what)}});
+    ordered_json j;
+    detail::put_diagnostic(j, dg);
+    diags.push_back(std::move(j));
   }
   root["diagnostics"] = diags;
   out << root.dump(2, ' ', false, ordered_json::error_handler_t::replace) << "\n";

@@ -1,5 +1,6 @@
 #include "json_fields.hpp"
 
+#include <denpex/correlate/describe.hpp>
 #include <denpex/report/report.hpp>
 #include <denpex/util/strings.hpp>
 
@@ -145,6 +146,36 @@ ordered_json traceback_json(const correlate::Diagnosis& d, const correlate::Inci
 
 ordered_json later_json(const correlate::Diagnosis& d, const correlate::Incident& inc) {
   return chained_json(d, inc, inc.later, false);
+}
+
+void put_incident_head(ordered_json& j, const correlate::Diagnosis& d, const catalog::Catalog& cat,
+                       const correlate::Incident& inc) {
+  const auto& sig = cat.at(inc.signature);
+  j["signature"] = sig.id;
+  j["title"] = sig.title;
+  j["headline"] = inc.headline.empty() ? ordered_json(nullptr) : ordered_json(safe(inc.headline));
+  j["area"] = sig.area;
+  j["severity"] = std::string(catalog::to_string(sig.severity));
+  j["priority"] = sig.priority;
+  j["initiating"] = inc.initiating;
+  j["rule"] = inc.decision ? ordered_json(correlate::describe(*inc.decision, d)) : ordered_json(nullptr);
+  j["rule_id"] = inc.decision ? ordered_json(std::string(correlate::to_string(inc.decision->rule))) : ordered_json(nullptr);
+  j["confidence"] = inc.initiating ? ordered_json(std::string(correlate::to_string(inc.confidence))) : ordered_json(nullptr);
+}
+
+void put_incident_reach(ordered_json& j, const correlate::Diagnosis& d, const correlate::Incident& inc) {
+  j["where"] = where_json(d, inc.first);
+  j["count"] = inc.count;
+  j["ranks"] = std::vector<int>(inc.ranks.begin(), inc.ranks.end());
+  j["hosts"] = hosts_json(inc.hosts);
+  j["pci"] = inc.pci.empty() ? ordered_json(nullptr) : ordered_json(inc.pci);
+}
+
+void put_diagnostic(ordered_json& j, const Diagnostic& dg) {
+  j["level"] = dg.level == Level::error ? "error" : "warning";
+  j["kind"] = std::string(to_string(dg.error.kind));
+  j["where"] = safe(dg.error.where);
+  j["message"] = safe(dg.error.what);
 }
 
 } // namespace denpex::report::detail

@@ -25,6 +25,17 @@ ordered_json where_json(const correlate::Diagnosis& d, const correlate::Evidence
 
 ordered_json hosts_json(const std::set<std::string>& hosts);
 
+// A problem reading inputs or the catalog: level, kind (io, format, invalid,
+// usage), where, message.
+void put_diagnostic(ordered_json& j, const Diagnostic& dg);
+
+// The fields an incident opens with in both formats: signature, title,
+// headline, area, severity, priority, initiating, rule, rule_id, confidence.
+void put_incident_head(ordered_json& j, const correlate::Diagnosis& d, const catalog::Catalog& cat,
+                       const correlate::Incident& inc);
+// ... and where it was seen: where, count, ranks, hosts, pci.
+void put_incident_reach(ordered_json& j, const correlate::Diagnosis& d, const correlate::Incident& inc);
+
 // A group of reports of one signature: count, ranks, hosts, first line.
 ordered_json group_json(const correlate::Diagnosis& d, const catalog::Catalog& cat, const correlate::Group& g);
 

@@ -446,23 +446,9 @@ void print_jsonl(std::ostream& out, const correlate::Diagnosis& d, const catalog
   for (const auto& inc : d.incidents) {
     const auto& sig = cat.at(inc.signature);
     auto j = header("incident", d, &inc.first);
-    j["signature"] = sig.id;
-    j["title"] = sig.title;
-    j["headline"] = inc.headline.empty() ? ordered_json(nullptr) : ordered_json(safe(inc.headline));
-    j["area"] = sig.area;
-    j["severity"] = std::string(catalog::to_string(sig.severity));
-    j["priority"] = sig.priority;
-    j["initiating"] = inc.initiating;
-    j["rule"] = inc.decision ? ordered_json(correlate::describe(*inc.decision, d)) : ordered_json(nullptr);
-    j["rule_id"] = inc.decision ? ordered_json(std::string(correlate::to_string(inc.decision->rule))) : ordered_json(nullptr);
-    j["confidence"] =
-        inc.initiating ? ordered_json(std::string(correlate::to_string(inc.confidence))) : ordered_json(nullptr);
+    detail::put_incident_head(j, d, cat, inc);
     j["fingerprint"] = finding_fingerprint(sig.id, safe(d.source_name(inc.first.source)), inc.first.line_no);
-    j["where"] = where_json(d, inc.first);
-    j["count"] = inc.count;
-    j["ranks"] = std::vector<int>(inc.ranks.begin(), inc.ranks.end());
-    j["hosts"] = hosts_json(inc.hosts);
-    j["pci"] = inc.pci.empty() ? ordered_json(nullptr) : ordered_json(inc.pci);
+    detail::put_incident_reach(j, d, inc);
     j["caused_by"] = inc.caused_by.empty() ? ordered_json(nullptr) : ordered_json("xid." + inc.caused_by);
     j["fix"] = sig.fix.summary;
     j["signals"] = signals_json(d, sig, inc);
@@ -516,9 +502,7 @@ void print_jsonl(std::ostream& out, const correlate::Diagnosis& d, const catalog
   }
   for (const auto& dg : run.diagnostics) {
     auto j = header("diagnostic", d, nullptr);
-    j["level"] = dg.level == Level::error ? "error" : "warning";
-    j["where"] = safe(dg.error.where);
-    j["message"] = safe(dg.error.what);
+    detail::put_diagnostic(j, dg);
     emit(out, j);
   }
   const auto evidence = fold_evidence(d, cat);

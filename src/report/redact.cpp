@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <string_view>
 #include <vector>
 
 #include <re2/re2.h>
@@ -13,25 +14,62 @@ namespace {
 struct Rule {
   std::unique_ptr<RE2> re;
   std::string replacement;
+  bool (*accept)(std::string_view match) = nullptr; // nullptr: every match
 };
+
+// A long base64 run is a secret only if it mixes digits and both cases:
+// "torch/distributed/elastic/multiprocessing/api" is a path, not a key.
+bool looks_random(std::string_view m) {
+  const auto has = [&](auto pred) { return std::any_of(m.begin(), m.end(), [&](char c) { return pred(c); }); };
+  return has([](char c) { return c >= '0' && c <= '9'; }) && has([](char c) { return c >= 'A' && c <= 'Z'; }) &&
+         has([](char c) { return c >= 'a' && c <= 'z'; });
+}
+
+// Replaces the matches of `rule` that it accepts.
+void replace_all(std::string& s, const Rule& rule) {
+  if (rule.accept == nullptr) {
+    RE2::GlobalReplace(&s, *rule.re, rule.replacement);
+    return;
+  }
+  std::string out;
+  re2::StringPiece rest(s);
+  re2::StringPiece piece;
+  while (RE2::PartialMatch(rest, *rule.re, &piece)) {
+    const std::string_view m(piece.data(), piece.size());
+    const auto at = static_cast<std::size_t>(m.data() - rest.data());
+    out.append(rest.data(), at);
+    out.append(rule.accept(m) ? std::string_view(rule.replacement) : m);
+    if (m.empty()) {
+      break; // the patterns never match empty text; never loop on one that does
+    }
+    rest.remove_prefix(at + m.size());
+  }
+  out.append(rest.data(), rest.size());
+  s = std::move(out);
+}
 
 const std::vector<Rule>& rules() {
   static const std::vector<Rule> k_rules = [] {
     RE2::Options o;
     o.set_log_errors(false);
-    const std::pair<const char*, const char*> defs[] = {
+    struct Def {
+      const char* pattern;
+      const char* replacement;
+      bool (*accept)(std::string_view) = nullptr;
+    };
+    const Def defs[] = {
         // Secrets first: they may contain things that look like addresses.
         {R"((?i)\b(?:bearer|token|api[_-]?key|secret|password|passwd)\s*[=:]\s*["']?[^\s"',;]{6,})", "<secret>"},
         {R"(\b(?:hf_[A-Za-z0-9]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|AKIA[0-9A-Z]{16}|xox[abprs]-[A-Za-z0-9-]{10,}|sk-[A-Za-z0-9_-]{20,}))", "<secret>"},
-        {R"(\b[A-Za-z0-9+/]{40,}={0,2})", "<secret>"},
+        {R"(\b([A-Za-z0-9+/]{40,}={0,2}))", "<secret>", looks_random},
         {R"(\b[0-9a-fA-F]{32,}\b)", "<secret>"},
         {R"(\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b)", "<email>"},
         {R"(\b(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3}\b)", "<ip>"},
         {R"((?i)\b(?:[0-9a-f]{1,4}:){3,7}[0-9a-f]{1,4}\b|::ffff:<ip>)", "<ip>"},
     };
     std::vector<Rule> out;
-    for (const auto& [pattern, replacement] : defs) {
-      out.push_back(Rule{std::make_unique<RE2>(pattern, o), replacement});
+    for (const auto& d : defs) {
+      out.push_back(Rule{std::make_unique<RE2>(d.pattern, o), d.replacement, d.accept});
     }
     return out;
   }();
@@ -48,7 +86,7 @@ public:
 
   std::string apply(std::string s) const {
     for (const auto& r : rules()) {
-      RE2::GlobalReplace(&s, *r.re, r.replacement);
+      replace_all(s, r);
     }
     // Longest host names first, so node-0171 is not half-replaced by node-017.
     std::vector<const std::pair<const std::string, std::string>*> hosts;
@@ -71,6 +109,22 @@ public:
     if (e.ctx.host) {
       e.ctx.host->value = apply(e.ctx.host->value);
     }
+  }
+
+  // A traceback's file names, code lines and chained exception lines.
+  void traceback(std::shared_ptr<const context::Traceback>& tb) const {
+    if (!tb) {
+      return;
+    }
+    auto copy = *tb;
+    for (auto& f : copy.frames) {
+      f.file = apply(f.file);
+      f.code = apply(f.code);
+    }
+    for (auto& c : copy.chain) {
+      c.text = apply(c.text);
+    }
+    tb = std::make_shared<const context::Traceback>(std::move(copy));
   }
 
   void group(correlate::Group& g) const {
@@ -138,23 +192,18 @@ void redact(correlate::Diagnosis& d) {
     for (auto& c : h.captures) {
       c.second = r.apply(c.second);
     }
-    if (h.traceback) {
-      auto tb = *h.traceback;
-      for (auto& f : tb.frames) {
-        f.file = r.apply(f.file);
-        f.code = r.apply(f.code);
-      }
-      for (auto& c : tb.chain) {
-        c.text = r.apply(c.text);
-      }
-      h.traceback = std::make_shared<const context::Traceback>(std::move(tb));
-    }
+    r.traceback(h.traceback);
   }
   for (auto& m : d.progress) {
     m.text = r.apply(m.text);
   }
   for (auto& inc : d.incidents) {
     r.evidence(inc.first);
+    inc.headline = r.apply(inc.headline);
+    r.traceback(inc.traceback);
+    for (auto& c : inc.later) {
+      c.text = r.apply(c.text);
+    }
     std::set<std::string> hosts;
     for (const auto& h : inc.hosts) {
       hosts.insert(r.apply(h));

@@ -121,6 +121,26 @@ void print_traceback(std::ostream& out, const context::Traceback& tb, const Styl
   }
 }
 
+// Why, Fix (its exports in `exports`' form, numbered steps, commands) and
+// Verify: an incident's and `denpex explain`'s.
+template <typename Exports>
+void print_why_fix_verify(std::ostream& out, const catalog::Signature& sig, const TextOptions& o, const Style& st,
+                          Exports exports, bool blank_before = true) {
+  out << (blank_before ? "\n  " : "  ") << st("1", "Why") << "\n" << wrap(sig.root_cause, o.width, "    ");
+  out << "\n  " << st("1", "Fix") << "\n" << wrap(sig.fix.summary, o.width, "    ");
+  exports();
+  for (std::size_t i = 0; i < sig.fix.steps.size(); ++i) {
+    out << wrap(fmt::format("{}. {}", i + 1, sig.fix.steps[i]), o.width, "    ", i + 1 < 10 ? "   " : "    ");
+  }
+  for (const auto& c : commands_after_exports(sig)) {
+    out << "    $ " << c << "\n";
+  }
+  out << "\n  " << st("1", "Verify") << "\n" << wrap(sig.verify.summary, o.width, "    ");
+  for (const auto& c : sig.verify.commands) {
+    out << "    $ " << c << "\n";
+  }
+}
+
 void print_incident(std::ostream& out, const correlate::Diagnosis& d, const catalog::Catalog& cat, const Incident& inc,
                     std::size_t number, const TextOptions& o, const Style& st) {
   const auto& sig = cat.at(inc.signature);
@@ -174,21 +194,11 @@ void print_incident(std::ostream& out, const correlate::Diagnosis& d, const cata
   if (!inc.caused_by.empty()) {
     out << "  note     the line says it was caused by an earlier Xid " << inc.caused_by << "\n";
   }
-  out << "\n  " << st("1", "Why") << "\n" << wrap(sig.root_cause, o.width, "    ");
-  out << "\n  " << st("1", "Fix") << "\n" << wrap(sig.fix.summary, o.width, "    ");
-  for (const auto& [k, v] : sig.fix.env) {
-    out << "    " << st("32", fmt::format("export {}={}", k, v)) << "\n";
-  }
-  for (std::size_t i = 0; i < sig.fix.steps.size(); ++i) {
-    out << wrap(fmt::format("{}. {}", i + 1, sig.fix.steps[i]), o.width, "    ", i + 1 < 10 ? "   " : "    ");
-  }
-  for (const auto& c : commands_after_exports(sig)) {
-    out << "    $ " << c << "\n";
-  }
-  out << "\n  " << st("1", "Verify") << "\n" << wrap(sig.verify.summary, o.width, "    ");
-  for (const auto& c : sig.verify.commands) {
-    out << "    $ " << c << "\n";
-  }
+  print_why_fix_verify(out, sig, o, st, [&] {
+    for (const auto& [k, v] : sig.fix.env) {
+      out << "    " << st("32", fmt::format("export {}={}", k, v)) << "\n";
+    }
+  });
   if (inc.traceback && !inc.traceback->frames.empty()) {
     print_traceback(out, *inc.traceback, st);
   }
@@ -356,37 +366,27 @@ void print_entry(std::ostream& out, const catalog::Signature& sig, const catalog
   out << st("1", sig.id) << "  " << st(severity_color(sig.severity), fmt::format("[{}]", catalog::to_string(sig.severity)))
       << fmt::format(" {} / {} / priority {}\n", sig.area, catalog::to_string(sig.role), sig.priority);
   out << "  " << st("1", sig.title) << "\n\n";
-  out << "  " << st("1", "Why") << "\n" << wrap(sig.root_cause, o.width, "    ");
-  out << "\n  " << st("1", "Fix") << "\n" << wrap(sig.fix.summary, o.width, "    ");
-  if (!sig.fix.env.empty()) {
-    out << "    shell:      ";
-    for (const auto& [k, v] : sig.fix.env) {
-      out << "export " << k << "=" << v << "; ";
+  print_why_fix_verify(out, sig, o, st, [&] {
+    if (!sig.fix.env.empty()) {
+      out << "    shell:      ";
+      for (const auto& [k, v] : sig.fix.env) {
+        out << "export " << k << "=" << v << "; ";
+      }
+      out << "\n    python:     ";
+      for (const auto& [k, v] : sig.fix.env) {
+        out << fmt::format("os.environ[\"{}\"] = \"{}\"; ", k, v);
+      }
+      out << "(before init_process_group)\n    sbatch:     #SBATCH --export=ALL";
+      for (const auto& [k, v] : sig.fix.env) {
+        out << "," << k << "=" << v;
+      }
+      out << "\n    kubernetes: env:";
+      for (const auto& [k, v] : sig.fix.env) {
+        out << fmt::format(" [{{name: {}, value: \"{}\"}}]", k, v);
+      }
+      out << "\n";
     }
-    out << "\n    python:     ";
-    for (const auto& [k, v] : sig.fix.env) {
-      out << fmt::format("os.environ[\"{}\"] = \"{}\"; ", k, v);
-    }
-    out << "(before init_process_group)\n    sbatch:     #SBATCH --export=ALL";
-    for (const auto& [k, v] : sig.fix.env) {
-      out << "," << k << "=" << v;
-    }
-    out << "\n    kubernetes: env:";
-    for (const auto& [k, v] : sig.fix.env) {
-      out << fmt::format(" [{{name: {}, value: \"{}\"}}]", k, v);
-    }
-    out << "\n";
-  }
-  for (std::size_t i = 0; i < sig.fix.steps.size(); ++i) {
-    out << wrap(fmt::format("{}. {}", i + 1, sig.fix.steps[i]), o.width, "    ", i + 1 < 10 ? "   " : "    ");
-  }
-  for (const auto& c : commands_after_exports(sig)) {
-    out << "    $ " << c << "\n";
-  }
-  out << "\n  " << st("1", "Verify") << "\n" << wrap(sig.verify.summary, o.width, "    ");
-  for (const auto& c : sig.verify.commands) {
-    out << "    $ " << c << "\n";
-  }
+  }, false);
   if (!sig.prevention.empty()) {
     out << "\n  " << st("1", "Prevention") << "\n" << wrap(sig.prevention, o.width, "    ");
   }

@@ -1,5 +1,6 @@
 #include <denpex/source/input.hpp>
 #include <denpex/source/follow.hpp>
+#include <denpex/util/strings.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -11,6 +12,7 @@
 #include <archive_entry.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -277,9 +279,7 @@ public:
     }
     const Kind kind = classify(*head);
     if (kind == Kind::binary && from_walk && m_options.skip_binary_in_dirs) {
-      if (m_options.verbose) {
-        m_diags.warning(Error{ErrorKind::format, info.name, "skipped: looks binary (NUL bytes in the first 4 KiB)"});
-      }
+      spdlog::info("{}: skipped: looks binary (NUL bytes in the first 4 KiB)", util::escape_for_terminal(info.name));
       return true;
     }
     if ((kind == Kind::compressed || kind == Kind::archive) && depth < k_max_nesting) {
@@ -561,9 +561,7 @@ private:
         if (directory) {
           it.disable_recursion_pending();
         }
-        if (m_options.verbose) {
-          diags.warning(Error{ErrorKind::format, it->path().string(), "skipped: " + *why});
-        }
+        spdlog::info("{}: skipped: {}", util::escape_for_terminal(it->path().string()), *why);
         continue;
       }
       if (directory) {

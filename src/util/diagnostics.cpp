@@ -1,5 +1,8 @@
 #include <denpex/util/diagnostics.hpp>
 
+#include <cstdio>
+#include <cstdlib>
+
 namespace denpex {
 
 void Diagnostics::add(Level level, Error error) {
@@ -27,18 +30,42 @@ std::size_t Diagnostics::size() const {
   return m_items.size();
 }
 
-std::string format_diagnostic(const Diagnostic& d) {
-  std::string out = d.level == Level::error ? "denpex: error: " : "denpex: warning: ";
-  if (!d.error.where.empty()) {
-    out += d.error.where;
+std::string describe(const Error& e) {
+  std::string out;
+  if (!e.where.empty()) {
+    out += e.where;
     out += ": ";
   }
-  out += d.error.what;
-  if (!d.error.help.empty()) {
+  out += e.what;
+  if (!e.help.empty()) {
     out += "\n  help: ";
-    out += d.error.help;
+    out += e.help;
   }
   return out;
+}
+
+std::string format_diagnostic(const Diagnostic& d) {
+  return (d.level == Level::error ? "denpex: error: " : "denpex: warning: ") + describe(d.error);
+}
+
+std::string_view to_string(ErrorKind kind) {
+  switch (kind) {
+  case ErrorKind::io:
+    return "io";
+  case ErrorKind::format:
+    return "format";
+  case ErrorKind::invalid:
+    return "invalid";
+  case ErrorKind::usage:
+    return "usage";
+  }
+  return "invalid";
+}
+
+void assert_failed(const char* cond, const char* file, int line) {
+  std::fprintf(stderr, "denpex: internal error: %s:%d: %s does not hold; please report this with the command line\n",
+               file, line, cond);
+  std::abort();
 }
 
 } // namespace denpex

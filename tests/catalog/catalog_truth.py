@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Catalog truth checks (#23): how each claim in the catalog is known.
+"""Catalog truth checks: how each claim in the catalog is known.
 
     catalog_truth.py xid-buckets  REPO
     catalog_truth.py origins      REPO DENPEX

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Shell completions (#20): generated from the command line, so every
+# Shell completions: generated from the command line, so every
 # subcommand and option is offered; values complete as their type says.
 # bash is exercised through its completion function (COMP_WORDS/COMPREPLY);
 # zsh is syntax-checked and fish is exercised with `complete -C` when they

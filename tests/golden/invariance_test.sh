@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Same answer under every reading (#13): every golden `diagnose` case is run
+# Same answer under every reading: every golden `diagnose` case is run
 # as JSON at chunk sizes 4 KiB, 64 KiB and 1 MiB, with one thread and two,
 # with and without the Hyperscan prefilter, and every run must print the same
 # JSON as the first (1 MiB, -j1, prefilter). ripgrep runs its cases under

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The man page (#20): generated from the command line, it has the real
+# The man page: generated from the command line, it has the real
 # sections, every subcommand and every option, renders without groff
 # warnings and within 80 columns. Exit 77 (skipped) without groff.
 set -u

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `cpack -G DEB` from the build directory (#20): the package holds the
+# `cpack -G DEB` from the build directory: the package holds the
 # binary, the man page, the bash, zsh and fish completions and the JSON
 # schema, and depends on the shared libraries the binary links (from
 # dpkg-shlibdeps). Exit 77 (skipped) without dpkg-deb or dpkg-shlibdeps.

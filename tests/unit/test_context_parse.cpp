@@ -421,7 +421,7 @@ TEST_CASE("context::SourceContext: end_chunk on a chunk without stamps keeps the
 }
 
 TEST_CASE("context::SourceContext: a stamp more than 64 lines back is too far, whatever the chunking", "[context]") {
-  // See: #13 (same answer under every chunk size).
+  // The same answer under every chunk size.
   const std::string stamped = "[2025-11-16T10:03:44.655] error: Detected 1 oom_kill event in StepId=28911.batch.\n";
   std::string filler;
   for (int i = 0; i < 40; ++i) {

@@ -171,7 +171,7 @@ TEST_CASE("correlate: symptom-only timeouts name the rank that never reported", 
   CHECK(d.unexplained.empty());
 }
 
-// --- Correlator v2 passes (#13) ---
+// --- Correlator v2 passes ---
 
 namespace {
 
@@ -272,7 +272,7 @@ TEST_CASE("r13_describe: decisions are worded from their facts", "[correlate][de
   CHECK(denpex::correlate::to_string(denpex::correlate::Rule::concurrent_most_specific) == "concurrent-most-specific");
 }
 
-// --- Generic evidence (#14) ---
+// --- Generic evidence ---
 
 namespace {
 
@@ -373,7 +373,7 @@ TEST_CASE("r14: a catalogued cause beats generic evidence; an exception the run 
   CHECK(r.initiating() == nullptr);
 }
 
-// --- Identity across sources (#15) ---
+// --- Identity across sources ---
 
 namespace {
 
@@ -454,7 +454,7 @@ TEST_CASE("r14: a direct-cause chain is named by its root, with what it caused",
         "it caused RuntimeError: worker exited unexpectedly (train.log:9)");
 }
 
-// --- Clocks across nodes (#18) ---
+// --- Clocks across nodes ---
 
 namespace {
 

@@ -33,7 +33,10 @@ public:
 
   [[nodiscard]] const std::vector<Signature>& entries() const { return m_entries; }
   [[nodiscard]] std::size_t size() const { return m_entries.size(); }
-  [[nodiscard]] const Signature& at(std::size_t i) const { return m_entries[i]; }
+  [[nodiscard]] const Signature& at(std::size_t i) const {
+    DENPEX_ASSERT(i < m_entries.size());
+    return m_entries[i];
+  }
   // Index of the entry with this id, or nullopt.
   [[nodiscard]] std::optional<std::size_t> find(std::string_view id) const;
   // True if cause `cause` lists symptom `symptom` in `explains`.

@@ -292,7 +292,7 @@ Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const
                     const CorrelateOptions& options = {}, const std::vector<ProgressMark>& progress = {});
 
 // When the diagnosis found no incident and no inference, groups the sampled
-// error-looking lines by template (numbers masked) and keeps the earliest
+// error-looking lines that no signature matched by template (numbers masked) and keeps the earliest
 // `max_groups`, so the reader still gets a starting point.
 void add_starting_points(Diagnosis& d, const std::vector<ErrorLine>& lines, const CorrelateOptions& options = {},
                          std::size_t max_groups = 10);

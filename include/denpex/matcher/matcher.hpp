@@ -1,10 +1,14 @@
 // denpex::matcher — the hot path: finds the catalog's signals in chunks.
 //
-// One RE2::Set holds every signal pattern of the catalog. Each chunk is run
-// through the set once; only when the set reports a hit are that pattern's
-// own RE2 and the line boundaries consulted, so lines are never split for
-// chunks that match nothing. The matcher knows nothing about ranks, times or
-// ordering across chunks (that is context and correlate).
+// Two stages. A prefilter names the patterns that may occur in a chunk: the
+// Hyperscan database of every signal pattern (prefilter.hpp; the built-in
+// ones compiled at build time and embedded), or, where Hyperscan cannot run
+// or with --no-prefilter, one RE2::Set. Then each named pattern's own RE2,
+// the engine of record, finds the lines and captures; a chunk with many
+// candidates is matched line by line. Lines are never split for chunks that
+// match nothing. Both paths give the same matches (tests/prefilter). The
+// matcher knows nothing about ranks, times or ordering across chunks (that is
+// context and correlate).
 #pragma once
 
 #include <cstdint>

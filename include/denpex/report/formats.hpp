@@ -63,6 +63,14 @@ void print_gcc(std::ostream& out, const correlate::Diagnosis& d, const catalog::
 // missing facts; light and dark themes; every log byte escaped.
 void print_html(std::ostream& out, const correlate::Diagnosis& d, const catalog::Catalog& cat, const RunInfo& run);
 
+// `denpex grep`, one matched line. Text: `FILE:LINE: ID rank=R time=T: TEXT`
+// (escaped for a terminal). JSON: one object per line
+// (schemas/denpex-grep.schema.json).
+void print_grep_line(std::ostream& out, const correlate::Hit& h, const correlate::SourceRef& src,
+                     const catalog::Signature& sig);
+void print_grep_json(std::ostream& out, const correlate::Hit& h, const correlate::SourceRef& src,
+                     const catalog::Signature& sig);
+
 // --- Escaping helpers (exposed for tests) ---------------------------------
 
 // GitHub workflow-command escaping of a message: % -> %25, \r -> %0D, \n -> %0A.
@@ -82,8 +90,6 @@ std::string markdown_fence_for(std::string_view s);
 // characters and '/' stay, everything else (':', ' ', '%', '#', '?', bytes
 // >= 0x80) becomes %XX. A path with no name ("") becomes "unknown".
 std::string sarif_uri(std::string_view path);
-
-// Ranks as compact ranges: {0,1,2,5} -> "0-2,5"; empty -> "-".
 
 // A stable fingerprint (16 hex digits, FNV-1a 64) of signature id, file and line.
 std::string finding_fingerprint(std::string_view signature_id, std::string_view file, std::uint64_t line);

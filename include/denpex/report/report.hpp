@@ -8,6 +8,7 @@
 #include <set>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <denpex/catalog/catalog.hpp>
@@ -43,6 +44,22 @@ inline constexpr int k_json_schema_version = 1;
 void print_text(std::ostream& out, const correlate::Diagnosis& d, const catalog::Catalog& cat, const RunInfo& run,
                 const TextOptions& options);
 void print_json(std::ostream& out, const correlate::Diagnosis& d, const catalog::Catalog& cat, const RunInfo& run);
+
+// Every output format of `diagnose`, in the order --help lists them: its
+// name (--format, --output), what it is for (--help, the completions, the man
+// page) and its printer. The one list the command line, its checks and its
+// completions are built from.
+struct OutputFormat {
+  std::string_view name;
+  std::string_view help;
+  void (*print)(std::ostream& out, const correlate::Diagnosis& d, const catalog::Catalog& cat, const RunInfo& run,
+                const TextOptions& text);
+};
+const std::vector<OutputFormat>& output_formats();
+// nullptr for a name that is not a format.
+const OutputFormat* find_output_format(std::string_view name);
+// "text, json, ..., html".
+std::string output_format_names();
 
 // `denpex explain`: one entry, for people.
 void print_entry(std::ostream& out, const catalog::Signature& sig, const catalog::Catalog& cat,

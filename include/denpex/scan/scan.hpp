@@ -73,7 +73,8 @@ struct ScanResult {
 // matches arrive together and units are delivered in input order.
 using HitCallback = std::function<void(const correlate::Hit&, const correlate::SourceRef&)>;
 
-// The error-line sampler's patterns (rule 10's starting points). Pass them
+// The error-line sampler's patterns (the starting points a diagnosis with no
+// incident offers; correlate::add_starting_points). Pass them
 // as MatcherOptions::extra_patterns so the sampler costs no second pass.
 const std::vector<std::string>& error_line_patterns();
 

@@ -29,8 +29,11 @@ struct Report {
 // by its own entry; every signal has at least one example.
 Report test_examples(const catalog::Catalog& cat, const matcher::Matcher& m, const std::vector<std::string>& only = {});
 
-// Cross-entry checks: a match example of one cause also hit by another cause
-// of the same priority (ambiguous), ids and patterns already checked at load.
+// Catalog-wide checks (ids and patterns are already checked at load). Errors
+// (`failures`): a match example of one cause also hit by another cause of the
+// same priority (the correlator cannot order them); a built-in pattern the
+// Hyperscan prefilter cannot take. A team's own unprefilterable pattern is a
+// warning (it works, slowly). An entry without near-misses never loads.
 Report lint(const catalog::Catalog& cat, const matcher::Matcher& m);
 
 } // namespace denpex::selftest

@@ -24,7 +24,6 @@ namespace denpex::source {
 struct InputOptions {
   std::uint64_t max_bytes_per_source = 64ull << 30; // decompressed-size limit per stream (zip bombs)
   bool skip_binary_in_dirs = true;                  // directory walks skip files that look binary
-  bool verbose = false;                             // report skipped files as warnings
   int follow_idle_ms = 0;                           // >0: follow growing regular files until idle this long
   // Directory walks skip what is not a log by default: VCS and build trees
   // (.git, node_modules, __pycache__, ...), source code, scripts and

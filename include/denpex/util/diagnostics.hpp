@@ -2,7 +2,7 @@
 //
 // One corrupt .gz among 300 files, one bad signature in a team's directory, a
 // DFA that ran out of memory: each is recorded here and the run goes on. The
-// CLI prints them as `denpex: error: <where>: <what>` and turns any error into
+// CLI logs them as `denpex: error: <where>: <what>` and turns any error into
 // exit code 2 (mold's "report every error, then stop at a checkpoint").
 #pragma once
 
@@ -38,8 +38,10 @@ private:
   std::vector<Diagnostic> m_items;
 };
 
-// `denpex: error: where: what` (no trailing newline); the help line, if any,
-// is returned separately by format_help.
+// "where: what", then "\n  help: help" when there is help (no trailing
+// newline): the body of a diagnostic, as the command line logs it.
+std::string describe(const Error& e);
+// "denpex: error: " or "denpex: warning: " followed by describe(d.error).
 std::string format_diagnostic(const Diagnostic& d);
 
 } // namespace denpex

@@ -1,20 +1,26 @@
 // denpex::util — errors that are expected to happen.
 //
 // An operation that can fail in a way the user should hear about (an
-// unreadable file, bad JSON, a regex RE2 rejects) returns Expected<T>. Bugs are
-// DENPEX_ASSERTs; bad data that must not stop the run goes to a Diagnostics
-// sink (diagnostics.hpp). Exceptions never cross a module boundary.
+// unreadable file, bad JSON, a regex RE2 rejects, a bad option) returns
+// Expected<T>; the command line prints the Error in one place
+// (src/cli/log.cpp) and exits 2. Bad data that must not stop the run goes to
+// a Diagnostics sink (diagnostics.hpp). Bugs are DENPEX_ASSERTs: always on,
+// also in release builds, because a broken invariant must not print a
+// confident wrong diagnosis. Exceptions never cross a module boundary.
 #pragma once
 
-#include <cassert>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include <tl/expected.hpp>
 
-#define DENPEX_ASSERT(cond) assert(cond)
+#define DENPEX_ASSERT(cond) ((cond) ? static_cast<void>(0) : ::denpex::assert_failed(#cond, __FILE__, __LINE__))
 
 namespace denpex {
+
+// Prints "denpex: internal error: FILE:LINE: COND does not hold" and aborts.
+[[noreturn]] void assert_failed(const char* cond, const char* file, int line);
 
 enum class ErrorKind {
   io,       // open/read failed
@@ -22,6 +28,9 @@ enum class ErrorKind {
   invalid,  // well-formed but semantically wrong (bad field value, bad regex)
   usage,    // the command line asked for something impossible
 };
+
+// "io", "format", "invalid", "usage": the `kind` of a diagnostic in JSON.
+std::string_view to_string(ErrorKind kind);
 
 // One error: `where` names the file (plus a JSON Pointer or line where known),
 // `what` says what is wrong, `help` optionally says what to do about it.

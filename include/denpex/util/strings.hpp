@@ -29,7 +29,8 @@ std::string escape_for_terminal(std::string_view s);
 // Replaces invalid UTF-8 sequences with U+FFFD so the text can go into JSON.
 std::string sanitize_utf8(std::string_view s);
 
-// Cuts `s` to at most `max` bytes on a UTF-8 boundary, appending "…" if cut.
+// Cuts `s` to at most `max` bytes, never inside a UTF-8 sequence (the caller
+// marks the cut if it wants one).
 std::string_view clip(std::string_view s, std::size_t max);
 
 // Replaces runs of digits and hex ids with placeholders: the "template" of a

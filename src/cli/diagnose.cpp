@@ -1,0 +1,350 @@
+// `denpex diagnose`: read, correlate, print; the exit status says whether the
+// run failed (exit_code.hpp).
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <denpex/correlate/correlate.hpp>
+#include <denpex/report/redact.hpp>
+#include <denpex/report/report.hpp>
+#include <denpex/scan/scan.hpp>
+#include <denpex/source/follow.hpp>
+#include <denpex/source/input.hpp>
+#include <denpex/util/strings.hpp>
+
+#include "app.hpp"
+#include "exit_code.hpp"
+
+#ifndef DENPEX_VERSION
+#define DENPEX_VERSION "0.0.0"
+#endif
+
+namespace denpex::cli {
+
+namespace {
+
+// Bytes and files done, on stderr, only when stderr is a terminal and the
+// run takes more than a second. Cleared before the report is printed.
+class Progress {
+public:
+  explicit Progress(bool enabled) {
+    if (enabled) {
+      m_thread = std::thread([this] { loop(); });
+    }
+  }
+  ~Progress() { stop(); }
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+
+  void stop() {
+    if (m_thread.joinable()) {
+      m_stop = true;
+      m_thread.join();
+      if (m_shown) {
+        std::fprintf(stderr, "\r\x1b[K");
+        std::fflush(stderr);
+      }
+    }
+  }
+
+  // What the scan updates as it goes.
+  void attach(scan::ScanOptions& so) {
+    so.bytes_done = &m_bytes;
+    so.units_done = &m_units_done;
+    so.units_total = &m_units_total;
+    so.bytes_total = &m_bytes_total;
+  }
+
+private:
+  void loop() {
+    const auto start = std::chrono::steady_clock::now();
+    while (!m_stop) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (secs < 1.0 || m_stop) {
+        continue;
+      }
+      const auto line = render(secs);
+      std::fprintf(stderr, "\r\x1b[K%s", line.c_str());
+      std::fflush(stderr);
+      m_shown = true;
+    }
+  }
+
+  // "denpex: 1182 of 2048 MB (58%), 3/4 files, 410 MB/s, 2 s left"; without
+  // a known size (compressed inputs, stdin), bytes read and the rate only.
+  [[nodiscard]] std::string render(double secs) const {
+    const double mb = static_cast<double>(m_bytes.load()) / 1e6;
+    const double rate = mb / secs;
+    const auto units = m_units_total.load();
+    const auto files = units == 0 ? std::string("listing files")
+                                  : fmt::format("{}/{} file{}", m_units_done.load(), units, units == 1 ? "" : "s");
+    const double total_mb = static_cast<double>(m_bytes_total.load()) / 1e6;
+    if (total_mb <= 0 || mb > total_mb) {
+      return fmt::format("denpex: {:.0f} MB read, {}, {:.0f} MB/s", mb, files, rate);
+    }
+    const double left = rate > 0 ? (total_mb - mb) / rate : 0;
+    return fmt::format("denpex: {:.0f} of {:.0f} MB ({:.0f}%), {}, {:.0f} MB/s, {:.0f} s left", mb, total_mb,
+                       100.0 * mb / total_mb, files, rate, left);
+  }
+
+  std::atomic<std::uint64_t> m_bytes{0};
+  std::atomic<std::uint64_t> m_units_done{0};
+  std::atomic<std::uint64_t> m_units_total{0}; // set once the inputs are listed
+  std::atomic<std::uint64_t> m_bytes_total{0}; // 0: unknown
+  std::atomic<bool> m_stop{false};
+  bool m_shown = false;
+  std::thread m_thread;
+};
+
+// --follow's live line on stderr: the initiating failure so far, said again
+// only when it changes (re-correlated each time a new cause arrives).
+class LiveUpdates {
+public:
+  LiveUpdates(const catalog::Catalog& cat, const correlate::CorrelateOptions& co, bool quiet)
+      : m_cat(cat), m_co(co), m_quiet(quiet) {}
+
+  void update(const std::vector<correlate::Hit>& hits, const std::vector<correlate::SourceRef>& sources) {
+    const auto causes = static_cast<std::size_t>(std::count_if(hits.begin(), hits.end(), [&](const correlate::Hit& h) {
+      return m_cat.at(h.signature).role == catalog::Role::cause;
+    }));
+    if (causes == m_causes_seen) {
+      return;
+    }
+    m_causes_seen = causes;
+    auto live = correlate::correlate(hits, sources, m_cat, m_co);
+    if (live.incidents.empty() || m_quiet) {
+      return;
+    }
+    const auto& inc = live.incidents.front();
+    const auto& sig = m_cat.at(inc.signature);
+    std::string line = fmt::format("denpex: [live] initiating failure: {} ({}) at {}", sig.id, sig.title,
+                                   util::escape_for_terminal(report::location(live, inc.first)));
+    if (inc.first.ctx.rank) {
+      line += fmt::format(" rank {}", inc.first.ctx.rank->value);
+    }
+    if (line == m_last) {
+      return;
+    }
+    m_last = line;
+    // On stderr: stdout carries exactly one document, in its format.
+    std::cerr << line << "\n  fix: " << sig.fix.summary;
+    for (const auto& [k, v] : sig.fix.env) {
+      std::cerr << " (export " << k << "=" << v << ")";
+    }
+    std::cerr << "\n" << std::flush;
+  }
+
+private:
+  const catalog::Catalog& m_cat;
+  const correlate::CorrelateOptions& m_co;
+  bool m_quiet;
+  std::size_t m_causes_seen = 0;
+  std::string m_last;
+};
+
+// An --output FORMAT=PATH, checked before anything is read.
+struct Output {
+  const report::OutputFormat* format = nullptr;
+  std::string path;
+};
+
+Expected<std::vector<Output>> parse_outputs(const std::vector<std::string>& specs) {
+  std::vector<Output> outputs;
+  for (const auto& spec : specs) {
+    const auto eq = spec.find('=');
+    const auto* format = eq == std::string::npos ? nullptr : report::find_output_format(spec.substr(0, eq));
+    if (format == nullptr || eq + 1 == spec.size()) {
+      return usage_error("--output " + spec, "expected FORMAT=PATH with FORMAT one of " + report::output_format_names());
+    }
+    outputs.push_back({format, spec.substr(eq + 1)});
+  }
+  return outputs;
+}
+
+// Writes PATH through a temporary file in the same directory and a rename,
+// so a reader (node_exporter's textfile collector) never sees half a file.
+void write_atomically(const std::string& path, Diagnostics& diags, const std::function<void(std::ostream&)>& print) {
+  const auto tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) {
+      diags.error(Error{ErrorKind::io, path, std::string("cannot write: ") + std::strerror(errno)});
+      return;
+    }
+    print(out);
+    out.flush();
+    if (!out) {
+      diags.error(Error{ErrorKind::io, path, "write failed"});
+      std::remove(tmp.c_str());
+      return;
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    diags.error(Error{ErrorKind::io, path, std::string("cannot rename the temporary file: ") + std::strerror(errno)});
+    std::remove(tmp.c_str());
+  }
+}
+
+// Whether the diagnosis fails the --fail-on gate. A run with only downstream
+// reports (timeouts on every rank, a SIGKILL) still failed: their severity
+// counts too; an exception the run continued past (training progressed) is
+// not a failure.
+bool fails_gate(const correlate::Diagnosis& d, const catalog::Catalog& cat, catalog::Severity level) {
+  for (const auto& inc : d.incidents) {
+    const bool survived = inc.recovered && !cat.at(inc.signature).headline.empty();
+    if (cat.at(inc.signature).severity >= level && !survived) {
+      return true;
+    }
+  }
+  return std::any_of(d.unexplained.begin(), d.unexplained.end(),
+                     [&](const correlate::Group& g) { return cat.at(g.signature).severity >= level; });
+}
+
+// The current directory, absolute, ending in '/' ("" when it cannot be read).
+std::string working_dir() {
+  std::error_code ec;
+  auto cwd = std::filesystem::current_path(ec).string();
+  if (ec || cwd.empty()) {
+    return {};
+  }
+  return cwd.back() == '/' ? cwd : cwd + "/";
+}
+
+int current_year() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  return tm.tm_year + 1900;
+}
+
+scan::ScanOptions scan_options(const CommonArgs& common, const DiagnoseArgs& args, const catalog::Catalog& cat,
+                               const context::FormatSet& formats) {
+  scan::ScanOptions so;
+  so.formats = &formats;
+  so.jobs = args.jobs == 0 ? std::max(1u, std::thread::hardware_concurrency()) : args.jobs;
+  so.findings_catalog = &cat;
+  so.catalog = &cat;
+  so.reader.max_bytes = args.max_input_gib << 30;
+  if (common.chunk_size != 0) {
+    so.reader.buffer_size = common.chunk_size;
+  }
+  return so;
+}
+
+correlate::CorrelateOptions correlate_options(const DiagnoseArgs& args) {
+  correlate::CorrelateOptions co;
+  co.assume_year = args.year;
+  co.node = args.node;
+  co.node_skew_us = static_cast<std::int64_t>(args.clock_skew_s * 1e6);
+  co.now_year = current_year();
+  return co;
+}
+
+} // namespace
+
+Status run_diagnose(const CommonArgs& common, const DiagnoseArgs& args, Diagnostics& diags) {
+  // Everything the command line can get wrong is checked before any reading.
+  const auto* format = report::find_output_format(args.format);
+  DENPEX_ASSERT(format != nullptr); // CLI11 checked --format against the same list
+  const auto parsed_fail_on = catalog::parse_severity(args.fail_on);
+  const bool gate = args.fail_on != "never";
+  if (gate && !parsed_fail_on) {
+    return usage_error("--fail-on", "'" + args.fail_on + "' is not one of info, warning, error, critical, never");
+  }
+  const auto fail_level = parsed_fail_on.value_or(catalog::Severity::error);
+  const auto outputs = parse_outputs(args.outputs);
+  if (!outputs) {
+    return tl::unexpected(outputs.error());
+  }
+  const auto paths = paths_or_stdin(args.paths);
+  if (args.follow && paths.size() != 1) {
+    return usage_error("--follow", fmt::format("reads one file or stdin, got {} paths", paths.size()));
+  }
+
+  auto cat = load_catalog(common, diags, false);
+  if (!cat) {
+    return tl::unexpected(cat.error());
+  }
+  matcher::MatcherOptions mo;
+  mo.include = [&](const catalog::Signature& s) {
+    return std::find(args.ignore.begin(), args.ignore.end(), s.id) == args.ignore.end();
+  };
+  mo.extra_patterns = scan::error_line_patterns();
+  auto m = compile_matcher(*cat, mo, common);
+  if (!m) {
+    return tl::unexpected(m.error());
+  }
+  auto io = input_options(args.walk);
+  if (args.follow) {
+    io.follow_idle_ms = args.follow_idle * 1000;
+    source::install_stop_handlers(); // Ctrl-C or a TERM ends the following, not the diagnosis
+  }
+  auto opener = source::make_filesystem_opener(io);
+  const auto formats = load_formats(args.walk.formats, diags);
+  auto so = scan_options(common, args, *cat, formats);
+  const auto co = correlate_options(args);
+
+  // --follow: re-correlate whenever a new cause arrives and say so at once.
+  LiveUpdates live(*cat, co, common.quiet);
+  if (args.follow) {
+    so.on_chunk = [&live](const std::vector<correlate::Hit>& hits, const std::vector<correlate::SourceRef>& sources) {
+      live.update(hits, sources);
+    };
+  }
+  Progress progress(!args.follow && !common.quiet && ::isatty(STDERR_FILENO) != 0);
+  progress.attach(so);
+  const double read_from = ms_since_start();
+  auto result = scan::run(*opener, paths, *m, so, diags);
+  progress.stop();
+  spdlog::info("read: {} bytes, {} lines, {} sources in {:.1f} ms", result.totals.bytes, result.totals.lines,
+               result.totals.sources, ms_since_start() - read_from);
+
+  const double correlate_from = ms_since_start();
+  auto diagnosis = correlate::correlate(std::move(result.hits), std::move(result.sources), *cat, co, result.progress);
+  correlate::add_starting_points(diagnosis, result.error_lines, co);
+  spdlog::info("correlate: {} incidents from {} matches in {:.1f} ms", diagnosis.incidents.size(), diagnosis.hits,
+               ms_since_start() - correlate_from);
+  if (args.redact) {
+    report::redact(diagnosis);
+  }
+
+  report::RunInfo run{DENPEX_VERSION, result.totals.bytes, result.totals.lines, result.totals.sources,
+                      result.totals.long_lines_cut, diags.items(), result.totals.findings_files};
+  run.fail_on = gate ? std::optional<catalog::Severity>(fail_level) : std::nullopt;
+  run.working_dir = working_dir();
+  report::TextOptions to;
+  to.timeline = !args.no_timeline;
+  to.width = text_width();
+  if (!common.quiet) {
+    report::TextOptions terminal = to;
+    terminal.color = use_color(common.color, STDOUT_FILENO);
+    format->print(std::cout, diagnosis, *cat, run, terminal);
+    std::cout.flush();
+  }
+  for (const auto& o : *outputs) {
+    write_atomically(o.path, diags, [&](std::ostream& out) { o.format->print(out, diagnosis, *cat, run, to); });
+  }
+  if (const int signo = source::stop_signal(); signo != 0) {
+    return 128 + signo; // interrupted: the shell's convention (130, 143), after the report
+  }
+  if (diags.has_errors()) {
+    return k_exit_error;
+  }
+  return gate && fails_gate(diagnosis, *cat, fail_level) ? k_exit_found : k_exit_ok;
+}
+
+} // namespace denpex::cli

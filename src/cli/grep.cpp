@@ -1,0 +1,92 @@
+// `denpex grep`: every matched line with its signature, rank and time.
+#include <algorithm>
+#include <iostream>
+#include <map>
+
+#include <denpex/report/formats.hpp>
+#include <denpex/report/redact.hpp>
+#include <denpex/scan/scan.hpp>
+#include <denpex/source/input.hpp>
+#include <denpex/util/strings.hpp>
+
+#include "app.hpp"
+#include "exit_code.hpp"
+
+namespace denpex::cli {
+
+Status run_grep(const CommonArgs& common, const GrepArgs& args, Diagnostics& diags) {
+  std::optional<catalog::Role> role;
+  if (!args.role.empty()) {
+    role = catalog::parse_role(args.role);
+    if (!role) {
+      return usage_error("--role", "'" + args.role + "' is not one of cause, symptom, context");
+    }
+  }
+  auto cat = load_catalog(common, diags, false);
+  if (!cat) {
+    return tl::unexpected(cat.error());
+  }
+  matcher::MatcherOptions mo;
+  mo.include = [&](const catalog::Signature& s) {
+    if (!args.signature.empty() && std::none_of(args.signature.begin(), args.signature.end(), [&](const std::string& p) {
+          return s.id == p || util::starts_with(s.id, p + ".");
+        })) {
+      return false;
+    }
+    if (!args.area.empty() && std::find(args.area.begin(), args.area.end(), s.area) == args.area.end()) {
+      return false;
+    }
+    return !role || s.role == *role;
+  };
+  auto m = compile_matcher(*cat, mo, common);
+  if (!m) {
+    return tl::unexpected(m.error());
+  }
+  auto opener = source::make_filesystem_opener(input_options(args.walk));
+  const auto formats = load_formats(args.walk.formats, diags);
+  scan::ScanOptions so;
+  so.formats = &formats;
+  so.jobs = 1;
+  if (common.chunk_size != 0) {
+    so.reader.buffer_size = common.chunk_size;
+  }
+  so.error_samples = 0; // grep reports matches only: no starting points to sample
+  std::uint64_t matched = 0;
+  std::map<std::string, std::uint64_t> counts;
+  auto on_hit = [&](const correlate::Hit& hit, const correlate::SourceRef& src) {
+    ++matched;
+    const auto& sig = cat->at(hit.signature);
+    if (common.quiet) {
+      return;
+    }
+    if (args.count) {
+      ++counts[sig.id];
+      return;
+    }
+    correlate::Hit redacted;
+    if (args.redact) {
+      redacted = hit;
+      redacted.text = report::redact_text(redacted.text);
+    }
+    const correlate::Hit& h = args.redact ? redacted : hit;
+    if (args.json) {
+      report::print_grep_json(std::cout, h, src, sig);
+    } else {
+      report::print_grep_line(std::cout, h, src, sig);
+    }
+  };
+  scan::run(*opener, paths_or_stdin(args.paths), *m, so, diags, on_hit);
+  for (const auto& [id, n] : counts) {
+    std::cout << n << " " << id << "\n";
+  }
+  std::cout.flush();
+  if (common.quiet && matched > 0) {
+    return k_exit_ok; // grep -q: a match answers the question, whatever else went wrong
+  }
+  if (diags.has_errors()) {
+    return k_exit_error;
+  }
+  return matched > 0 ? k_exit_ok : k_exit_found;
+}
+
+} // namespace denpex::cli

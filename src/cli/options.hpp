@@ -1,0 +1,35 @@
+// The command line's one definition (CLI11): every subcommand, option and
+// help text. Parsing, --help, the completions and the man page all read it.
+#pragma once
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "app.hpp"
+
+namespace denpex::cli {
+
+// Where the parsed values land.
+struct Args {
+  CommonArgs common;
+  DiagnoseArgs diagnose;
+  GrepArgs grep;
+  std::string query; // explain
+  SignaturesArgs signatures;
+  std::string shell; // completion
+};
+
+struct Commands {
+  CLI::App* diagnose = nullptr;
+  CLI::App* grep = nullptr;
+  CLI::App* explain = nullptr;
+  CLI::App* signatures = nullptr;
+  CLI::App* completion = nullptr;
+  CLI::App* manpage = nullptr;
+};
+
+// Defines denpex's subcommands on `app`, writing into `args`.
+Commands define_commands(CLI::App& app, Args& args);
+
+} // namespace denpex::cli
