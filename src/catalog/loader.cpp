@@ -1,4 +1,5 @@
 #include <denpex/catalog/catalog.hpp>
+#include <denpex/catalog/serialize.hpp>
 #include <denpex/util/files.hpp>
 
 #include <algorithm>
@@ -661,7 +662,14 @@ Catalog load_catalog(const LoadOptions& options, Diagnostics& diags) {
     }
   };
   if (options.builtin) {
-    load(builtin_files());
+    auto prebuilt = options.prebuilt.empty() ? std::nullopt : deserialize(options.prebuilt, options.examples);
+    if (prebuilt) {
+      for (auto& sig : *prebuilt) {
+        catalog.add(std::move(sig), diags);
+      }
+    } else {
+      load(builtin_files());
+    }
   }
   for (const auto& dir : options.dirs) {
     load(read_directory(dir, diags));

@@ -74,6 +74,10 @@ struct LoadOptions {
   bool builtin = true;
   std::vector<std::string> dirs;
   bool examples = true; // false: built-in entries without their examples (parse_signature)
+  // The built-in entries serialized at build time (serialize.hpp:
+  // builtin_catalog_blob()): read instead of parsing the embedded JSON.
+  // Empty, or a blob that does not read: the JSON is parsed.
+  std::string_view prebuilt;
 };
 
 // Loads the built-in catalog (unless disabled) plus `dirs`, validates and
