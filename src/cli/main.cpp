@@ -107,6 +107,7 @@ int run(int argc, char** argv) {
                        catalog::builtin_files().size());
   });
   app.require_subcommand(1);
+  app.formatter(wrapping_formatter(text_width()));
   Args args;
   const auto commands = define_commands(app, args);
 

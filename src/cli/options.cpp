@@ -6,6 +6,7 @@
 #include <denpex/report/report.hpp>
 
 #include "completion.hpp"
+#include <denpex/util/strings.hpp>
 
 namespace denpex::cli {
 
@@ -61,7 +62,7 @@ CLI::App* add_diagnose(CLI::App& app, DiagnoseArgs& dargs, CommonArgs& common) {
   std::string format_help;
   std::vector<std::string> format_names;
   for (const auto& f : report::output_formats()) {
-    format_help += fmt::format("{}{} ({})", format_help.empty() ? "" : ", ", f.name, f.help);
+    format_help += fmt::format("{}{}: {}", format_help.empty() ? "" : "; ", f.name, f.help);
     format_names.emplace_back(f.name);
   }
   diagnose->add_option("--format", dargs.format, format_help)->check(CLI::IsMember(format_names));
@@ -136,7 +137,29 @@ CLI::App* add_grep(CLI::App& app, GrepArgs& gargs, CommonArgs& common) {
   return grep;
 }
 
+class WrappingFormatter : public CLI::Formatter {
+public:
+  explicit WrappingFormatter(std::size_t width) : m_width(width) { column_width(width < 80 ? 22 : 30); }
+
+  std::string make_option_desc(const CLI::Option* opt) const override {
+    // CLI11 indents each line after a '\n' under the description column.
+    const auto room = m_width > get_column_width() + 20 ? m_width - get_column_width() : 20;
+    auto text = util::wrap(CLI::Formatter::make_option_desc(opt), room, "");
+    if (!text.empty() && text.back() == '\n') {
+      text.pop_back();
+    }
+    return text;
+  }
+
+private:
+  std::size_t m_width;
+};
+
 } // namespace
+
+std::shared_ptr<CLI::Formatter> wrapping_formatter(std::size_t width) {
+  return std::make_shared<WrappingFormatter>(width);
+}
 
 Commands define_commands(CLI::App& app, Args& args) {
   Commands c;

@@ -2,6 +2,8 @@
 // help text. Parsing, --help, the completions and the man page all read it.
 #pragma once
 
+#include <cstddef>
+#include <memory>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -28,6 +30,11 @@ struct Commands {
   CLI::App* completion = nullptr;
   CLI::App* manpage = nullptr;
 };
+
+// --help wrapped to `width` columns: each option's description in the right
+// column, continuation lines indented under it. Set it on the app before
+// defining subcommands (they inherit it).
+std::shared_ptr<CLI::Formatter> wrapping_formatter(std::size_t width);
 
 // Defines denpex's subcommands on `app`, writing into `args`.
 Commands define_commands(CLI::App& app, Args& args);

@@ -19,7 +19,7 @@ const std::vector<OutputFormat>& output_formats() {
   static const std::vector<OutputFormat> formats = {
       {"text", "for people, wrapped to the terminal (the default)", print_text},
       {"json", "one document (schemas/denpex-diagnosis.schema.json)", plain<print_json>},
-      {"jsonl", "one finding per line; what `denpex diagnose` merges across nodes", plain<print_jsonl>},
+      {"jsonl", "one finding per line, the form `denpex diagnose` merges across nodes", plain<print_jsonl>},
       {"sarif", "SARIF 2.1.0 for code scanning", plain<print_sarif>},
       {"github", "GitHub Actions workflow annotations", plain<print_github>},
       {"markdown", "a ticket or a pull-request comment", plain<print_markdown>},

@@ -47,65 +47,110 @@ std::vector<std::string> commands_after_exports(const catalog::Signature& sig) {
   return all;
 }
 
-// Display columns of UTF-8 text: one per code point (an em dash is one
-// column, not three bytes).
-std::size_t columns(std::string_view s) {
-  return static_cast<std::size_t>(
-      std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+using util::display_columns;
+using util::wrap;
+
+// "  label    text": prose wrapped to `width`, continuation lines under the
+// text (a field of an incident: decided, note, kind).
+std::string field(std::string_view label, std::string_view text, std::size_t width) {
+  const std::string pad(11, ' ');
+  const std::size_t room = width > pad.size() + 20 ? width - pad.size() : 20;
+  auto wrapped = wrap(text, room, "");
+  std::string out = fmt::format("  {:<8} ", label);
+  for (std::size_t at = 0; at < wrapped.size();) {
+    const auto nl = wrapped.find('\n', at);
+    out += (at == 0 ? "" : pad) + wrapped.substr(at, nl - at + 1);
+    at = nl + 1;
+  }
+  return out.empty() || out.back() != '\n' ? out + "\n" : out;
 }
 
-// Wraps prose to `width` display columns, each line prefixed with `indent`;
-// lines after the first get `hang` more ("1. " steps and "- " items keep
-// their text aligned).
-std::string wrap(std::string_view text, std::size_t width, std::string_view indent, std::string_view hang = {}) {
-  std::string out;
-  std::string line(indent);
-  std::size_t used = columns(indent);
-  std::istringstream words{std::string(text)};
-  std::string w;
-  bool empty = true;
-  while (words >> w) {
-    const auto cols = columns(w);
-    if (!empty && used + 1 + cols > width) {
-      out += line + "\n";
-      line = std::string(indent) + std::string(hang);
-      used = columns(line);
-      empty = true;
+// Raw log text under a label, broken after a space where it can be and
+// inside a word only when one word is wider than the room: the pieces put
+// back together are the line exactly.
+std::string raw_field(std::string_view label, std::string_view text, std::size_t width) {
+  const std::string pad(11, ' ');
+  const std::size_t room = width > pad.size() + 20 ? width - pad.size() : 20;
+  std::string out = fmt::format("  {:<8} ", label);
+  std::size_t cols = 0;
+  while (!text.empty()) {
+    // The next piece: a word and the spaces after it.
+    auto end = text.find(' ');
+    end = end == std::string_view::npos ? text.size() : text.find_first_not_of(' ', end);
+    end = end == std::string_view::npos ? text.size() : end;
+    auto piece = text.substr(0, end);
+    if (cols > 0 && cols + display_columns(piece) > room) {
+      out += "\n" + pad;
+      cols = 0;
     }
-    if (!empty) {
-      line += ' ';
-      ++used;
+    if (cols == 0 && display_columns(piece) > room) {
+      // A word wider than the room: as much as fits, on a code point boundary.
+      std::size_t n = 0;
+      std::size_t c = 0;
+      while (n < piece.size() && (c < room || (static_cast<unsigned char>(piece[n]) & 0xC0) == 0x80)) {
+        c += (static_cast<unsigned char>(piece[n]) & 0xC0) != 0x80 ? 1 : 0;
+        ++n;
+      }
+      piece = piece.substr(0, n);
     }
-    line += w;
-    used += cols;
-    empty = false;
+    out.append(piece);
+    cols += display_columns(piece);
+    text.remove_prefix(piece.size());
   }
-  if (!empty) {
-    out += line + "\n";
-  }
-  return out;
+  return out + "\n";
 }
 
-
+// A table of report groups (collateral, unexplained): SIGNATURE COUNT RANKS
+// FIRST SEEN when every row fits the width, else two lines per group.
+void print_groups(std::ostream& out, const correlate::Diagnosis& d, const catalog::Catalog& cat,
+                  const std::vector<correlate::Group>& groups, std::string_view indent, std::size_t width) {
+  struct Row {
+    std::string id, count, ranks, where;
+  };
+  std::vector<Row> rows;
+  bool fits = display_columns(indent) + 42 + 1 + 6 + 2 + 14 + 1 + 10 <= width;
+  for (const auto& g : groups) {
+    rows.push_back({cat.at(g.signature).id, std::to_string(g.count), format_ranks(g.ranks),
+                    util::escape_for_terminal(location(d, g.first))});
+    const auto line = fmt::format("{}{:<42} {:>6}  {:<14} {}", indent, rows.back().id, rows.back().count,
+                                  rows.back().ranks, rows.back().where);
+    fits = fits && display_columns(line) <= width;
+  }
+  if (fits) {
+    out << fmt::format("{}{:<42} {:>6}  {:<14} {}\n", indent, "SIGNATURE", "COUNT", "RANKS", "FIRST SEEN");
+    for (const auto& r : rows) {
+      out << fmt::format("{}{:<42} {:>6}  {:<14} {}\n", indent, r.id, r.count, r.ranks, r.where);
+    }
+    return;
+  }
+  for (const auto& r : rows) {
+    const auto ranks = r.ranks == "-" ? std::string()
+                                      : fmt::format(", rank{} {}",
+                                                    r.ranks.find_first_of(",-") == std::string::npos ? "" : "s", r.ranks);
+    out << indent << r.id << "\n"
+        << wrap(fmt::format("{} line{}{}, first at {}", r.count, r.count == "1" ? "" : "s", ranks, r.where), width,
+                std::string(indent) + "  ");
+  }
+}
 
 // Where in the code: the frame that raised it, the caller's own innermost
 // frame when that is elsewhere, and the exception chain it ends.
-void print_code_location(std::ostream& out, const correlate::Diagnosis& d, const Incident& inc) {
+void print_code_location(std::ostream& out, const correlate::Diagnosis& d, const Incident& inc, std::size_t width) {
   if (!inc.traceback) {
     return;
   }
   const auto& tb = *inc.traceback;
   if (const auto* f = tb.raising()) {
-    out << "  raised   " << util::escape_for_terminal(correlate::format_frame(*f)) << "\n";
+    out << field("raised", util::escape_for_terminal(correlate::format_frame(*f)), width);
     if (!f->code.empty()) {
-      out << "           " << util::escape_for_terminal(util::clip(f->code, 200)) << "\n";
+      out << raw_field("", util::escape_for_terminal(util::clip(f->code, 200)), width);
     }
   }
   if (const auto* u = tb.user_frame(); u != nullptr && u != tb.raising()) {
-    out << "  code     " << util::escape_for_terminal(correlate::format_frame(*u)) << "\n";
+    out << field("code", util::escape_for_terminal(correlate::format_frame(*u)), width);
   }
   if (auto chain = correlate::describe_chain(inc, d); !chain.empty()) {
-    out << "  chain    " << util::escape_for_terminal(util::clip(chain, 400)) << "\n";
+    out << field("chain", util::escape_for_terminal(util::clip(chain, 400)), width);
   }
 }
 
@@ -148,26 +193,41 @@ void print_incident(std::ostream& out, const correlate::Diagnosis& d, const cata
   const std::string head = symptom_head    ? "FIRST REPORT OF THE FAILURE (no cause in these logs)"
                            : inc.initiating ? "INITIATING FAILURE"
                                             : fmt::format("INCIDENT {}", number);
-  out << st("1", head) << "  " << st(severity_color(sig.severity), fmt::format("[{}]", catalog::to_string(sig.severity)))
-      << " " << sig.id << "\n";
-  out << "  " << st("1", util::escape_for_terminal(util::clip(incident_title(inc, cat), 300))) << "\n";
+  const auto level = fmt::format("[{}]", catalog::to_string(sig.severity));
+  const bool id_fits = display_columns(head) + 2 + level.size() + 1 + sig.id.size() <= o.width;
+  out << st("1", head) << "  " << st(severity_color(sig.severity), level) << (id_fits ? " " : "\n  ") << sig.id << "\n";
+  out << st("1", wrap(util::escape_for_terminal(util::clip(incident_title(inc, cat), 300)), o.width, "  "));
   if (!inc.headline.empty()) {
-    out << "  kind     " << sig.title << "\n";
+    out << field("kind", sig.title, o.width);
   }
   // The location, then who; on a narrow terminal who goes on its own line.
   const auto place = "  where    " + util::escape_for_terminal(location(d, inc.first));
-  const auto who = join_who(who_parts(inc.first, device_noun(cat.at(inc.signature)), inc.simultaneous ? &inc.ranks : nullptr),
-                            "  ", [](const std::string& v) { return util::escape_for_terminal(v); });
+  const auto parts = who_parts(inc.first, device_noun(cat.at(inc.signature)), inc.simultaneous ? &inc.ranks : nullptr);
+  const auto escape = [](const std::string& v) { return util::escape_for_terminal(v); };
+  const auto who = join_who(parts, "  ", escape);
   out << place;
-  if (!who.empty()) {
-    out << (columns(place) + 2 + columns(who) <= o.width ? "  " : "\n           ") << who;
+  if (!who.empty() && display_columns(place) + 2 + display_columns(who) <= o.width) {
+    out << "  " << who;
+  } else if (!who.empty()) {
+    // Its own lines, never splitting a "host node-017" pair.
+    std::size_t used = o.width; // forces the first line break
+    for (const auto& p : parts) {
+      const auto text = join_who({p}, "", escape);
+      if (used + 2 + display_columns(text) > o.width) {
+        out << "\n           " << text;
+        used = 11 + display_columns(text);
+      } else {
+        out << "  " << text;
+        used += 2 + display_columns(text);
+      }
+    }
   }
   out << "\n";
   if (auto t = format_time(inc.first); !t.empty()) {
     out << "  when     " << t << "\n";
   }
-  out << "  line     " << util::escape_for_terminal(util::clip(util::trim(inc.first.text), 300)) << "\n";
-  print_code_location(out, d, inc);
+  out << raw_field("line", util::escape_for_terminal(util::clip(util::trim(inc.first.text), 300)), o.width);
+  print_code_location(out, d, inc, o.width);
   std::string seen = fmt::format("{} line{}", inc.count, inc.count == 1 ? "" : "s");
   if (!inc.ranks.empty()) {
     seen += fmt::format(", rank{} {}", inc.ranks.size() == 1 ? "" : "s", format_ranks(inc.ranks));
@@ -177,16 +237,18 @@ void print_incident(std::ostream& out, const correlate::Diagnosis& d, const cata
   }
   out << "  seen     " << seen << "\n";
   if (inc.initiating) {
-    out << "  decided  " << correlate::describe(*inc.decision, d) << " (confidence: " << correlate::to_string(inc.confidence) << ")\n";
+    out << field("decided",
+                 fmt::format("{} (confidence: {})", correlate::describe(*inc.decision, d), correlate::to_string(inc.confidence)),
+                 o.width);
   }
   for (const auto& note : {correlate::describe_simultaneous(inc), correlate::describe_recovered(inc, d),
                            correlate::describe_earlier_episode(inc, d), correlate::describe_inferred(inc)}) {
     if (!note.empty()) {
-      out << "  note     " << util::escape_for_terminal(note) << "\n";
+      out << field("note", util::escape_for_terminal(note), o.width);
     }
   }
   if (auto id = correlate::describe_identity(inc.first, d); !id.empty()) {
-    out << "  identity " << util::escape_for_terminal(id) << "\n";
+    out << field("identity", util::escape_for_terminal(id), o.width);
   }
   if (symptom_head && d.inference) {
     out << "  suspect  " << util::escape_for_terminal(correlate::summary(*d.inference)) << "\n";
@@ -206,20 +268,33 @@ void print_incident(std::ostream& out, const correlate::Diagnosis& d, const cata
     out << "\n  " << st("1", "Evidence") << "\n";
     for (const auto& s : inc.signals) {
       const auto& sg = sig.signals[s.signal];
+      // "seen    SIGNAL  WHERE" / "missing SIGNAL  WHAT"; what does not fit
+      // the width goes on the lines below, wrapped.
+      std::string rest;
       if (s.count > 0 && s.first) {
-        out << "    " << st("32", "seen   ") << " " << fmt::format("{:<24}", sg.id) << " "
-            << util::escape_for_terminal(location(d, *s.first)) << (s.count > 1 ? fmt::format(" (+{} more)", s.count - 1) : "")
-            << "\n";
+        rest = util::escape_for_terminal(location(d, *s.first)) +
+               (s.count > 1 ? fmt::format(" (+{} more)", s.count - 1) : "");
       } else if (!alternative_seen(sig, inc, s.signal)) {
-        out << "    " << st("33", "missing") << " " << fmt::format("{:<24}", sg.id) << " "
-            << (sg.description.empty() ? "" : sg.description) << "\n";
+        rest = sg.description;
+      } else {
+        continue;
+      }
+      const bool was_seen = s.count > 0 && s.first;
+      const auto head_cols = 4 + 7 + 1 + std::max<std::size_t>(24, sg.id.size()) + 1;
+      out << "    " << st(was_seen ? "32" : "33", was_seen ? "seen   " : "missing") << " ";
+      if (head_cols + display_columns(rest) <= o.width) {
+        out << fmt::format("{:<24}", sg.id) << " " << rest << "\n";
+      } else {
+        out << sg.id << "\n" << wrap(rest, o.width, "      ");
       }
     }
   }
   if (!inc.context.empty()) {
     out << "\n  " << st("1", "Context") << "\n";
     for (const auto& g : inc.context) {
-      out << "    " << cat.at(g.signature).id << "  " << util::escape_for_terminal(location(d, g.first)) << "\n";
+      const auto& id = cat.at(g.signature).id;
+      const auto where = util::escape_for_terminal(location(d, g.first));
+      out << "    " << id << (4 + id.size() + 2 + display_columns(where) <= o.width ? "  " : "\n      ") << where << "\n";
     }
   }
   if (!inc.missing.empty()) {
@@ -233,13 +308,10 @@ void print_incident(std::ostream& out, const correlate::Diagnosis& d, const cata
     for (const auto& g : inc.collateral) {
       total += g.count;
     }
-    out << "\n  " << st("1", fmt::format("Collateral ({} downstream report{} explained by this failure)", total, total == 1 ? "" : "s"))
-        << "\n";
-    out << fmt::format("    {:<42} {:>6}  {:<14} {}\n", "SIGNATURE", "COUNT", "RANKS", "FIRST SEEN");
-    for (const auto& g : inc.collateral) {
-      out << fmt::format("    {:<42} {:>6}  {:<14} {}\n", cat.at(g.signature).id, g.count, format_ranks(g.ranks),
-                         util::escape_for_terminal(location(d, g.first)));
-    }
+    out << "\n" << st("1", wrap(fmt::format("Collateral ({} downstream report{} explained by this failure)", total,
+                                            total == 1 ? "" : "s"),
+                                o.width, "  "));
+    print_groups(out, d, cat, inc.collateral, "    ", o.width);
   }
   out << "\n";
 }
@@ -279,9 +351,13 @@ void print_text(std::ostream& out, const correlate::Diagnosis& d, const catalog:
                                  ? std::string()
                                  : fmt::format(", merged from {} findings file{}", run.findings_files,
                                                run.findings_files == 1 ? "" : "s");
-  out << st("1", "denpex: " + summary)
-      << fmt::format(" ({} source{}, {} lines, {} match{}{})\n\n", run.sources, run.sources == 1 ? "" : "s", run.lines,
-                     d.hits, d.hits == 1 ? "" : "es", merged);
+  const auto counts = fmt::format("({} source{}, {} lines, {} match{}{})", run.sources, run.sources == 1 ? "" : "s",
+                                  run.lines, d.hits, d.hits == 1 ? "" : "es", merged);
+  if (display_columns("denpex: " + summary) + 1 + display_columns(counts) <= o.width) {
+    out << st("1", "denpex: " + summary) << " " << counts << "\n\n";
+  } else {
+    out << st("1", wrap("denpex: " + summary, o.width, "", "  ")) << wrap(counts, o.width, "  ") << "\n";
+  }
   if (o.timeline) {
     if (const auto tl = build_timeline(d)) {
       print_text_timeline(out, *tl, d, cat, o.width);
@@ -310,11 +386,7 @@ void print_text(std::ostream& out, const correlate::Diagnosis& d, const catalog:
                    : no_cause ? "OTHER REPORTS (downstream symptoms; their cause is not in these logs)"
                               : "UNEXPLAINED REPORTS")
         << "\n";
-    out << fmt::format("  {:<42} {:>6}  {:<14} {}\n", "SIGNATURE", "COUNT", "RANKS", "FIRST SEEN");
-    for (const auto& g : d.unexplained) {
-      out << fmt::format("  {:<42} {:>6}  {:<14} {}\n", cat.at(g.signature).id, g.count, format_ranks(g.ranks),
-                         util::escape_for_terminal(location(d, g.first)));
-    }
+    print_groups(out, d, cat, d.unexplained, "  ", o.width);
     if (n == 0) {
       // Without a cause, each report's own advice is the next step (a
       // SIGKILL: look for the kernel's OOM record; a timeout: the missing rank).
@@ -354,10 +426,12 @@ void print_text(std::ostream& out, const correlate::Diagnosis& d, const catalog:
         << "  Try `denpex grep` to see matched lines, or add a signature (docs/signature-format.md).\n";
   }
   if (!d.clock_note.empty()) {
-    out << "note: " << d.clock_note << "\n";
+    out << wrap("note: " + d.clock_note, o.width, "", "      ");
   }
   if (run.long_lines_cut > 0) {
-    out << fmt::format("note: {} over-long line{} matched in pieces\n", run.long_lines_cut, run.long_lines_cut == 1 ? " was" : "s were");
+    out << wrap(fmt::format("note: {} over-long line{} matched in pieces", run.long_lines_cut,
+                            run.long_lines_cut == 1 ? " was" : "s were"),
+                o.width, "", "      ");
   }
 }
 

@@ -217,7 +217,7 @@ std::optional<Timeline> build_timeline(const correlate::Diagnosis& d) {
 
 void print_text_timeline(std::ostream& out, const Timeline& tl, const correlate::Diagnosis& d,
                          const catalog::Catalog& cat, std::size_t width) {
-  const std::size_t label_w = width >= 100 ? 16 : 12;
+  const std::size_t label_w = width >= 100 ? 16 : width >= 60 ? 12 : 8;
   // The "what" column takes what its longest entry needs, the plot the rest
   // (at least 24 columns from 80 up, 16 below; at most 64).
   std::size_t needed = 10;
@@ -227,7 +227,7 @@ void print_text_timeline(std::ostream& out, const Timeline& tl, const correlate:
     }
   }
   const std::size_t lead = 4 + label_w + 1 + 2;
-  const std::size_t min_plot = width >= 80 ? 24 : 16;
+  const std::size_t min_plot = width >= 80 ? 24 : width >= 60 ? 16 : 12;
   const std::size_t room = width > lead + min_plot + 10 ? width - lead - min_plot : 10;
   const std::size_t what_w = std::min(needed, room);
   const std::size_t plot_w = width > lead + what_w + min_plot ? std::min<std::size_t>(width - lead - what_w, 64) : min_plot;

@@ -1,6 +1,7 @@
 #include <denpex/util/strings.hpp>
 
 #include <algorithm>
+#include <sstream>
 #include <cctype>
 
 namespace denpex::util {
@@ -228,6 +229,40 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
     }
   }
   return row[b.size()];
+}
+
+std::size_t display_columns(std::string_view s) {
+  return static_cast<std::size_t>(
+      std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
+std::string wrap(std::string_view text, std::size_t width, std::string_view indent, std::string_view hang) {
+  std::string out;
+  std::string line(indent);
+  std::size_t used = display_columns(indent);
+  std::istringstream words{std::string(text)};
+  std::string w;
+  bool empty = true;
+  while (words >> w) {
+    const auto cols = display_columns(w);
+    if (!empty && used + 1 + cols > width) {
+      out += line + "\n";
+      line = std::string(indent) + std::string(hang);
+      used = display_columns(line);
+      empty = true;
+    }
+    if (!empty) {
+      line += ' ';
+      ++used;
+    }
+    line += w;
+    used += cols;
+    empty = false;
+  }
+  if (!empty) {
+    out += line + "\n";
+  }
+  return out;
 }
 
 } // namespace denpex::util

@@ -33,12 +33,12 @@ rss=""
 run() {
   rss=""
   if [ -x /usr/bin/time ]; then
-    NO_COLOR=1 COLUMNS=100 timeout "$limit" /usr/bin/time -f %M -o "$out/rss" "$bin" "$@" \
+    NO_COLOR=1 COLUMNS="${run_columns:-100}" timeout "$limit" /usr/bin/time -f %M -o "$out/rss" "$bin" "$@" \
       > "$out/stdout" 2> "$out/stderr" < /dev/null
     rc=$?
     rss=$(tail -n 1 "$out/rss" 2> /dev/null)
   else
-    NO_COLOR=1 COLUMNS=100 timeout "$limit" "$bin" "$@" > "$out/stdout" 2> "$out/stderr" < /dev/null
+    NO_COLOR=1 COLUMNS="${run_columns:-100}" timeout "$limit" "$bin" "$@" > "$out/stdout" 2> "$out/stderr" < /dev/null
     rc=$?
   fi
   if [ "$rc" = 124 ]; then
@@ -136,6 +136,7 @@ case $case_name in
     no_raw_esc
     ;;
   invalid_utf8)
+    run_columns=400 # the line whole, unwrapped
     run diagnose invalid_utf8.log
     check_expected
     diagnosed_at invalid_utf8.log:1
@@ -150,6 +151,8 @@ case $case_name in
     done < "$out/stdout"
     ;;
   escapes)
+    # Wide enough that the escaped line is not wrapped: the check reads it whole.
+    run_columns=400
     run diagnose escapes.log
     check_expected
     diagnosed_at escapes.log:1

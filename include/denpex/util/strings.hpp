@@ -29,6 +29,15 @@ std::string escape_for_terminal(std::string_view s);
 // Replaces invalid UTF-8 sequences with U+FFFD so the text can go into JSON.
 std::string sanitize_utf8(std::string_view s);
 
+// Display columns of UTF-8 text: one per code point (an em dash is one
+// column, not three bytes).
+std::size_t display_columns(std::string_view s);
+
+// Wraps prose to `width` display columns, each line prefixed with `indent`
+// and ending in '\n'; lines after the first get `hang` more ("1. " steps and
+// "- " items keep their text aligned).
+std::string wrap(std::string_view text, std::size_t width, std::string_view indent, std::string_view hang = {});
+
 // Cuts `s` to at most `max` bytes, never inside a UTF-8 sequence (the caller
 // marks the cut if it wants one).
 std::string_view clip(std::string_view s, std::size_t max);
