@@ -2,7 +2,8 @@
 # Shell completions: generated from the command line, so every
 # subcommand and option is offered; values complete as their type says.
 # bash is exercised through its completion function (COMP_WORDS/COMPREPLY);
-# zsh is syntax-checked and fish is exercised with `complete -C` when they
+# zsh is driven in a pseudo-terminal (zpty: type, TAB, read what it lists)
+# and fish is exercised with `complete -C` when they
 # are installed (`make test` installs both).
 set -u
 bin=$(realpath "$1")
@@ -57,6 +58,44 @@ if command -v zsh > /dev/null; then
   zsh -n "$dir/_denpex" || { echo "FAIL: zsh: the script does not parse"; fail=1; }
   grep -q -- "--clock-skew'\[" "$dir/_denpex" || { echo "FAIL: zsh: --clock-skew missing"; fail=1; }
   grep -q "1:action:(list show test lint export)" "$dir/_denpex" || { echo "FAIL: zsh: signatures actions missing"; fail=1; }
+  # Behaviour: an interactive zsh in a pseudo-terminal (zsh/zpty) with
+  # compinit over the script; type a line and TAB, then read what zsh lists
+  # or inserts. Each check polls for up to 20 s (slow under sanitizers).
+  cat > "$dir/drive.zsh" <<'ZSH'
+zmodload zsh/zpty
+dir=$1; shift
+zpty z "PATH=$dir/bin:\$PATH TERM=dumb zsh -f -i"
+zpty -w z "fpath=($dir \$fpath); autoload -Uz compinit; compinit -u -D; PROMPT='> '; setopt nobeep"
+drain() { local line; while zpty -r -t z line; do print -rn -- "$line"; done; }
+sleep 1; drain > /dev/null
+rc=0
+while (( $# >= 2 )); do
+  typed=$1 want=$2; shift 2
+  zpty -w -n z "$typed"$'\t'
+  got=""
+  for i in {1..100}; do
+    sleep 0.2
+    got+=$(drain)
+    [[ $got == *$want* ]] && break
+  done
+  if [[ $got != *$want* ]]; then
+    print -r -- "FAIL: zsh: '$typed<TAB>' did not offer '$want' (got: ${got//$'\r'/})"
+    rc=1
+  fi
+  zpty -w -n z $'\C-u'
+  sleep 0.2; drain > /dev/null
+done
+zpty -d z
+exit $rc
+ZSH
+  timeout 120 zsh -f "$dir/drive.zsh" "$dir" \
+    "denpex " "diagnose" \
+    "denpex signatures li" "list" \
+    "denpex signatures li" "lint" \
+    "denpex explain xid.7" "xid.79" \
+    "denpex diagnose --for" "--format" \
+    "denpex diagnose --format s" "sarif" \
+    "denpex diagnose --fail-on c" "critical" || fail=1
 else
   echo "zsh not installed: zsh script not checked"
 fi
