@@ -1,4 +1,5 @@
 #include <denpex/matcher/matcher.hpp>
+#include <denpex/util/strings.hpp>
 #include <denpex/matcher/prefilter.hpp>
 
 #include "prefilter_impl.hpp"
@@ -355,11 +356,7 @@ bool Matcher::scan_candidates(const source::Chunk& chunk, const std::vector<int>
   std::uint64_t line_no = chunk.first_line;
   std::size_t counted_to = 0;
   for (const Hit& h : hits) {
-    for (const char* q = text.data() + counted_to;
-         (q = static_cast<const char*>(std::memchr(q, '\n', h.line_start - static_cast<std::size_t>(q - text.data())))) != nullptr;
-         ++q) {
-      ++line_no;
-    }
+    line_no += util::count_newlines(text.substr(counted_to, h.line_start - counted_to));
     counted_to = h.line_start;
     const Pattern& pat = impl.patterns[h.pattern];
     captures.clear();

@@ -1,4 +1,5 @@
 #include <denpex/source/line_reader.hpp>
+#include <denpex/util/strings.hpp>
 
 #include <algorithm>
 #include <cstring>
@@ -9,34 +10,6 @@ namespace {
 
 const char* find_last_newline(const char* p, std::size_t n) {
   return static_cast<const char*>(::memrchr(p, '\n', n));
-}
-
-// Every byte of every chunk passes through here (line numbers), so it
-// compares 16 bytes at a time: one memchr call per line cost ~10% of a scan.
-// GCC/Clang vector extensions compile to SSE2/NEON without intrinsics.
-using Bytes16 = unsigned char __attribute__((vector_size(16)));
-
-std::uint64_t count_newlines(const char* p, std::size_t n) {
-  std::uint64_t count = 0;
-  std::size_t i = 0;
-  const Bytes16 newline = Bytes16{} + static_cast<unsigned char>('\n');
-  while (n - i >= 16) {
-    // Per-byte counters, summed before any of them can wrap (255 rounds).
-    Bytes16 acc{};
-    const std::size_t rounds = std::min<std::size_t>((n - i) / 16, 255);
-    for (std::size_t r = 0; r < rounds; ++r, i += 16) {
-      Bytes16 v;
-      std::memcpy(&v, p + i, sizeof v);
-      acc -= reinterpret_cast<Bytes16>(v == newline); // a match is 0xff, i.e. -1
-    }
-    for (int k = 0; k < 16; ++k) {
-      count += acc[k];
-    }
-  }
-  for (; i < n; ++i) {
-    count += p[i] == '\n' ? 1 : 0;
-  }
-  return count;
 }
 
 // Runs on bytes as they arrive ([from, to) of the buffer, so that line
@@ -94,7 +67,7 @@ LineReader::LineReader(ByteStream& stream, std::string name, ReaderOptions optio
 Chunk LineReader::emit(std::size_t len) {
   char* p = m_buf.data() + m_begin;
   const std::size_t text_len = drop_crlf_cr(p, len);
-  const auto newlines = count_newlines(p, text_len);
+  const auto newlines = util::count_newlines(std::string_view(p, text_len));
   Chunk chunk{std::string_view(p, text_len), m_line, m_offset};
   m_line += newlines;
   m_stats.lines += newlines;

@@ -1,6 +1,8 @@
 #include <denpex/util/strings.hpp>
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <sstream>
 #include <cctype>
 
@@ -263,6 +265,34 @@ std::string wrap(std::string_view text, std::size_t width, std::string_view inde
     out += line + "\n";
   }
   return out;
+}
+
+// GCC/Clang vector extensions compile to SSE2/NEON without intrinsics.
+using Bytes16 = unsigned char __attribute__((vector_size(16)));
+
+std::uint64_t count_newlines(std::string_view text) {
+  const char* p = text.data();
+  const std::size_t n = text.size();
+  std::uint64_t count = 0;
+  std::size_t i = 0;
+  const Bytes16 newline = Bytes16{} + static_cast<unsigned char>('\n');
+  while (n - i >= 16) {
+    // Per-byte counters, summed before any of them can wrap (255 rounds).
+    Bytes16 acc{};
+    const std::size_t rounds = std::min<std::size_t>((n - i) / 16, 255);
+    for (std::size_t r = 0; r < rounds; ++r, i += 16) {
+      Bytes16 v;
+      std::memcpy(&v, p + i, sizeof v);
+      acc -= reinterpret_cast<Bytes16>(v == newline); // a match is 0xff, i.e. -1
+    }
+    for (int k = 0; k < 16; ++k) {
+      count += acc[k];
+    }
+  }
+  for (; i < n; ++i) {
+    count += p[i] == '\n' ? 1 : 0;
+  }
+  return count;
 }
 
 } // namespace denpex::util
