@@ -39,6 +39,13 @@ bool looks_like_host(std::string_view token) {
     }
     digit = digit || is_digit(c);
   }
+  // An interpreter's name before its own message ("python3: FILE:LINE: ...
+  // Assertion ... failed.", "python3.10: can't open file") is not a host.
+  for (const std::string_view program : {"python", "pypy", "a.out"}) {
+    if (token.substr(0, program.size()) == program) {
+      return false;
+    }
+  }
   // Words that end a Python exception or a log level are not hosts.
   static const char* const k_words[] = {"Error", "Exception", "Warning", "Traceback", "INFO", "WARN", "ERROR"};
   for (const char* w : k_words) {
