@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include <denpex/correlate/describe.hpp>
+#include "json_fields.hpp"
 #include <denpex/util/strings.hpp>
 
 namespace denpex::report {
@@ -264,79 +265,82 @@ ordered_json incident_properties(const correlate::Diagnosis& d, const catalog::C
   return props;
 }
 
-} // namespace
-
-void print_sarif(std::ostream& out, const correlate::Diagnosis& d, const catalog::Catalog& cat, const RunInfo& run) {
-  // Rules: each entry that appears in a result, in order of first appearance.
-  std::map<std::uint32_t, std::size_t> rule_index;
-  ordered_json rules = ordered_json::array();
-  auto rule_for = [&](std::uint32_t sig) {
-    auto [it, inserted] = rule_index.emplace(sig, rule_index.size());
+// Rules: each entry that appears in a result, in order of first appearance.
+class Rules {
+public:
+  explicit Rules(const catalog::Catalog& cat) : m_cat(cat) {}
+  std::size_t index_of(std::uint32_t sig) {
+    auto [it, inserted] = m_index.emplace(sig, m_index.size());
     if (inserted) {
-      rules.push_back(rule_json(cat.at(sig)));
+      m_rules.push_back(rule_json(m_cat.at(sig)));
     }
     return it->second;
-  };
-
-  ordered_json results = ordered_json::array();
-  for (const auto& inc : d.incidents) {
-    const auto& sig = cat.at(inc.signature);
-    ordered_json r;
-    r["ruleId"] = sig.id;
-    r["ruleIndex"] = rule_for(inc.signature);
-    r["level"] = sarif_level(sig.severity);
-    r["message"] = {{"text", fmt::format("{} — {}", safe(incident_title(inc, cat)), sig.fix.summary)}};
-    r["locations"] = locations(physical_location(d, inc.first, true, run.working_dir));
-    if (inc.traceback && !inc.traceback->frames.empty()) {
-      r["stacks"] = stacks(*inc.traceback);
-    }
-    ordered_json related = ordered_json::array();
-    int next_id = 1;
-    for (const auto& g : inc.collateral) {
-      related.push_back(group_location(d, cat, g, next_id++, "collateral", run.working_dir));
-    }
-    for (const auto& g : inc.context) {
-      related.push_back(group_location(d, cat, g, next_id++, "context", run.working_dir));
-    }
-    if (!related.empty()) {
-      r["relatedLocations"] = related;
-    }
-    const auto& file = d.source_name(inc.first.source);
-    r["partialFingerprints"] = {{"denpexFinding/v1", finding_fingerprint(sig.id, safe(file), inc.first.line_no)}};
-    r["properties"] = incident_properties(d, cat, inc);
-    results.push_back(r);
   }
-  for (const auto& g : d.unexplained) {
-    const auto& sig = cat.at(g.signature);
-    ordered_json r;
-    r["ruleId"] = sig.id;
-    r["ruleIndex"] = rule_for(g.signature);
-    r["level"] = "note";
-    r["message"] = {{"text", fmt::format("{} — {} report{} with no diagnosed cause in these logs", sig.title, g.count,
-                                         g.count == 1 ? "" : "s")}};
-    r["locations"] = locations(physical_location(d, g.first, true, run.working_dir));
-    r["partialFingerprints"] = {
-        {"denpexFinding/v1", finding_fingerprint(sig.id, safe(d.source_name(g.first.source)), g.first.line_no)}};
-    ordered_json props;
-    props["unexplained"] = true;
-    props["rank"] = opt_int(g.first.ctx.rank);
-    props["host"] = g.first.ctx.host ? ordered_json(safe(g.first.ctx.host->value)) : ordered_json(nullptr);
-    props["count"] = g.count;
-    props["ranks"] = std::vector<int>(g.ranks.begin(), g.ranks.end());
-    std::vector<std::string> hosts;
-    for (const auto& h : g.hosts) {
-      hosts.push_back(safe(h));
-    }
-    props["hosts"] = hosts;
-    r["properties"] = props;
-    results.push_back(r);
+  [[nodiscard]] const ordered_json& json() const { return m_rules; }
+
+private:
+  const catalog::Catalog& m_cat;
+  std::map<std::uint32_t, std::size_t> m_index;
+  ordered_json m_rules = ordered_json::array();
+};
+
+// An incident: one result at its level, collateral and context as related
+// locations, the traceback as a stack.
+ordered_json incident_result(const correlate::Diagnosis& d, const catalog::Catalog& cat, const correlate::Incident& inc,
+                             Rules& rules, const RunInfo& run) {
+  const auto& sig = cat.at(inc.signature);
+  ordered_json r;
+  r["ruleId"] = sig.id;
+  r["ruleIndex"] = rules.index_of(inc.signature);
+  r["level"] = sarif_level(sig.severity);
+  r["message"] = {{"text", fmt::format("{} — {}", safe(incident_title(inc, cat)), sig.fix.summary)}};
+  r["locations"] = locations(physical_location(d, inc.first, true, run.working_dir));
+  if (inc.traceback && !inc.traceback->frames.empty()) {
+    r["stacks"] = stacks(*inc.traceback);
   }
+  ordered_json related = ordered_json::array();
+  int next_id = 1;
+  for (const auto& g : inc.collateral) {
+    related.push_back(group_location(d, cat, g, next_id++, "collateral", run.working_dir));
+  }
+  for (const auto& g : inc.context) {
+    related.push_back(group_location(d, cat, g, next_id++, "context", run.working_dir));
+  }
+  if (!related.empty()) {
+    r["relatedLocations"] = related;
+  }
+  const auto& file = d.source_name(inc.first.source);
+  r["partialFingerprints"] = {{"denpexFinding/v1", finding_fingerprint(sig.id, safe(file), inc.first.line_no)}};
+  r["properties"] = incident_properties(d, cat, inc);
+  return r;
+}
 
-  ordered_json driver;
-  driver["name"] = "denpex";
-  driver["version"] = run.version;
-  driver["rules"] = rules;
+// A group of reports no incident explains: a `note` result.
+ordered_json unexplained_result(const correlate::Diagnosis& d, const catalog::Catalog& cat, const correlate::Group& g,
+                                Rules& rules, const RunInfo& run) {
+  const auto& sig = cat.at(g.signature);
+  ordered_json r;
+  r["ruleId"] = sig.id;
+  r["ruleIndex"] = rules.index_of(g.signature);
+  r["level"] = "note";
+  r["message"] = {{"text", fmt::format("{} — {} report{} with no diagnosed cause in these logs", sig.title, g.count,
+                                       g.count == 1 ? "" : "s")}};
+  r["locations"] = locations(physical_location(d, g.first, true, run.working_dir));
+  r["partialFingerprints"] = {
+      {"denpexFinding/v1", finding_fingerprint(sig.id, safe(d.source_name(g.first.source)), g.first.line_no)}};
+  ordered_json props;
+  props["unexplained"] = true;
+  props["rank"] = opt_int(g.first.ctx.rank);
+  props["host"] = g.first.ctx.host ? ordered_json(safe(g.first.ctx.host->value)) : ordered_json(nullptr);
+  props["count"] = g.count;
+  props["ranks"] = std::vector<int>(g.ranks.begin(), g.ranks.end());
+  props["hosts"] = detail::hosts_json(g.hosts);
+  r["properties"] = props;
+  return r;
+}
 
+// The run's diagnostics as tool execution notifications.
+ordered_json invocation_json(const RunInfo& run) {
   ordered_json invocation;
   bool ok = true;
   ordered_json notes = ordered_json::array();
@@ -349,30 +353,32 @@ void print_sarif(std::ostream& out, const correlate::Diagnosis& d, const catalog
   if (!notes.empty()) {
     invocation["toolExecutionNotifications"] = notes;
   }
+  return invocation;
+}
 
-  ordered_json run_props;
-  run_props["schema_version"] = k_json_schema_version;
-  run_props["catalog_size"] = cat.size();
-  run_props["initiating"] =
+// The run's property bag: counts, the inference, and the starting points
+// (they have no rule, so they cannot be results: GitHub requires a ruleId).
+ordered_json run_properties(const correlate::Diagnosis& d, const catalog::Catalog& cat, const RunInfo& run) {
+  ordered_json props;
+  props["schema_version"] = k_json_schema_version;
+  props["catalog_size"] = cat.size();
+  props["initiating"] =
       d.initiating() != nullptr ? ordered_json(cat.at(d.initiating()->signature).id) : ordered_json(nullptr);
-  run_props["sources"] = run.sources;
-  run_props["bytes"] = run.bytes;
-  run_props["lines"] = run.lines;
-  run_props["matches"] = d.hits;
-  run_props["long_lines_cut"] = run.long_lines_cut;
-  run_props["clock_note"] = d.clock_note;
+  props["sources"] = run.sources;
+  props["bytes"] = run.bytes;
+  props["lines"] = run.lines;
+  props["matches"] = d.hits;
+  props["long_lines_cut"] = run.long_lines_cut;
+  props["clock_note"] = d.clock_note;
   if (d.inference) {
     const auto& inf = *d.inference;
-    run_props["inference"] = {{"summary", safe(correlate::summary(inf))},
-                              {"world_size", inf.world_size},
-                              {"missing_ranks", inf.missing_ranks},
-                              {"lagging_ranks", inf.lagging_ranks},
-                              {"mismatches", inf.mismatches},
-                              {"next_steps", correlate::next_steps(inf)}};
+    props["inference"] = {{"summary", safe(correlate::summary(inf))},
+                          {"world_size", inf.world_size},
+                          {"missing_ranks", inf.missing_ranks},
+                          {"lagging_ranks", inf.lagging_ranks},
+                          {"mismatches", inf.mismatches},
+                          {"next_steps", correlate::next_steps(inf)}};
   }
-
-  // Starting points have no rule, so they are not results (GitHub requires a
-  // ruleId); they go into the run's property bag.
   ordered_json starts = ordered_json::array();
   for (const auto& sp : d.starting_points) {
     ordered_json loc;
@@ -382,7 +388,25 @@ void print_sarif(std::ostream& out, const correlate::Diagnosis& d, const catalog
                       {"ranks", std::vector<int>(sp.ranks.begin(), sp.ranks.end())},
                       {"location", loc}});
   }
-  run_props["starting_points"] = starts;
+  props["starting_points"] = starts;
+  return props;
+}
+
+} // namespace
+
+void print_sarif(std::ostream& out, const correlate::Diagnosis& d, const catalog::Catalog& cat, const RunInfo& run) {
+  Rules rules(cat);
+  ordered_json results = ordered_json::array();
+  for (const auto& inc : d.incidents) {
+    results.push_back(incident_result(d, cat, inc, rules, run));
+  }
+  for (const auto& g : d.unexplained) {
+    results.push_back(unexplained_result(d, cat, g, rules, run));
+  }
+  ordered_json driver;
+  driver["name"] = "denpex";
+  driver["version"] = run.version;
+  driver["rules"] = rules.json();
 
   ordered_json the_run;
   the_run["tool"] = {{"driver", driver}};
@@ -391,9 +415,9 @@ void print_sarif(std::ostream& out, const correlate::Diagnosis& d, const catalog
   if (!run.working_dir.empty()) {
     the_run["originalUriBaseIds"] = {{"SRCROOT", {{"uri", "file://" + sarif_uri(run.working_dir)}}}};
   }
-  the_run["invocations"] = ordered_json::array({invocation});
+  the_run["invocations"] = ordered_json::array({invocation_json(run)});
   the_run["results"] = results;
-  the_run["properties"] = run_props;
+  the_run["properties"] = run_properties(d, cat, run);
 
   ordered_json root;
   root["$schema"] = std::string(k_sarif_schema_uri);

@@ -186,6 +186,62 @@ void print_why_fix_verify(std::ostream& out, const catalog::Signature& sig, cons
   }
 }
 
+// "where    FILE:LINE  rank 3  host node-017  GPU 3  pid 2339": who goes on
+// its own lines when it does not fit, never splitting a "host node-017" pair.
+void print_where(std::ostream& out, const correlate::Diagnosis& d, const catalog::Catalog& cat, const Incident& inc,
+                 std::size_t width) {
+  const auto place = "  where    " + util::escape_for_terminal(location(d, inc.first));
+  const auto parts = who_parts(inc.first, device_noun(cat.at(inc.signature)), inc.simultaneous ? &inc.ranks : nullptr);
+  const auto escape = [](const std::string& v) { return util::escape_for_terminal(v); };
+  const auto who = join_who(parts, "  ", escape);
+  out << place;
+  if (!who.empty() && display_columns(place) + 2 + display_columns(who) <= width) {
+    out << "  " << who;
+  } else if (!who.empty()) {
+    std::size_t used = width; // forces the first line break
+    for (const auto& p : parts) {
+      const auto text = join_who({p}, "", escape);
+      if (used + 2 + display_columns(text) > width) {
+        out << "\n           " << text;
+        used = 11 + display_columns(text);
+      } else {
+        out << "  " << text;
+        used += 2 + display_columns(text);
+      }
+    }
+  }
+  out << "\n";
+}
+
+// Which of the entry's signals were seen (where) and which are missing (what
+// each would show); what does not fit the width goes on the lines below.
+void print_evidence(std::ostream& out, const correlate::Diagnosis& d, const catalog::Signature& sig, const Incident& inc,
+                    const TextOptions& o, const Style& st) {
+  out << "\n  " << st("1", "Evidence") << "\n";
+  for (const auto& s : inc.signals) {
+    const auto& sg = sig.signals[s.signal];
+    // "seen    SIGNAL  WHERE" / "missing SIGNAL  WHAT"; what does not fit
+    // the width goes on the lines below, wrapped.
+    std::string rest;
+    if (s.count > 0 && s.first) {
+      rest = util::escape_for_terminal(location(d, *s.first)) +
+             (s.count > 1 ? fmt::format(" (+{} more)", s.count - 1) : "");
+    } else if (!alternative_seen(sig, inc, s.signal)) {
+      rest = sg.description;
+    } else {
+      continue;
+    }
+    const bool was_seen = s.count > 0 && s.first;
+    const auto head_cols = 4 + 7 + 1 + std::max<std::size_t>(24, sg.id.size()) + 1;
+    out << "    " << st(was_seen ? "32" : "33", was_seen ? "seen   " : "missing") << " ";
+    if (head_cols + display_columns(rest) <= o.width) {
+      out << fmt::format("{:<24}", sg.id) << " " << rest << "\n";
+    } else {
+      out << sg.id << "\n" << wrap(rest, o.width, "      ");
+    }
+  }
+}
+
 void print_incident(std::ostream& out, const correlate::Diagnosis& d, const catalog::Catalog& cat, const Incident& inc,
                     std::size_t number, const TextOptions& o, const Style& st) {
   const auto& sig = cat.at(inc.signature);
@@ -200,29 +256,7 @@ void print_incident(std::ostream& out, const correlate::Diagnosis& d, const cata
   if (!inc.headline.empty()) {
     out << field("kind", sig.title, o.width);
   }
-  // The location, then who; on a narrow terminal who goes on its own line.
-  const auto place = "  where    " + util::escape_for_terminal(location(d, inc.first));
-  const auto parts = who_parts(inc.first, device_noun(cat.at(inc.signature)), inc.simultaneous ? &inc.ranks : nullptr);
-  const auto escape = [](const std::string& v) { return util::escape_for_terminal(v); };
-  const auto who = join_who(parts, "  ", escape);
-  out << place;
-  if (!who.empty() && display_columns(place) + 2 + display_columns(who) <= o.width) {
-    out << "  " << who;
-  } else if (!who.empty()) {
-    // Its own lines, never splitting a "host node-017" pair.
-    std::size_t used = o.width; // forces the first line break
-    for (const auto& p : parts) {
-      const auto text = join_who({p}, "", escape);
-      if (used + 2 + display_columns(text) > o.width) {
-        out << "\n           " << text;
-        used = 11 + display_columns(text);
-      } else {
-        out << "  " << text;
-        used += 2 + display_columns(text);
-      }
-    }
-  }
-  out << "\n";
+  print_where(out, d, cat, inc, o.width);
   if (auto t = format_time(inc.first); !t.empty()) {
     out << "  when     " << t << "\n";
   }
@@ -265,29 +299,7 @@ void print_incident(std::ostream& out, const correlate::Diagnosis& d, const cata
     print_traceback(out, *inc.traceback, st);
   }
   if (sig.signals.size() > 1 && sig.headline.empty()) {
-    out << "\n  " << st("1", "Evidence") << "\n";
-    for (const auto& s : inc.signals) {
-      const auto& sg = sig.signals[s.signal];
-      // "seen    SIGNAL  WHERE" / "missing SIGNAL  WHAT"; what does not fit
-      // the width goes on the lines below, wrapped.
-      std::string rest;
-      if (s.count > 0 && s.first) {
-        rest = util::escape_for_terminal(location(d, *s.first)) +
-               (s.count > 1 ? fmt::format(" (+{} more)", s.count - 1) : "");
-      } else if (!alternative_seen(sig, inc, s.signal)) {
-        rest = sg.description;
-      } else {
-        continue;
-      }
-      const bool was_seen = s.count > 0 && s.first;
-      const auto head_cols = 4 + 7 + 1 + std::max<std::size_t>(24, sg.id.size()) + 1;
-      out << "    " << st(was_seen ? "32" : "33", was_seen ? "seen   " : "missing") << " ";
-      if (head_cols + display_columns(rest) <= o.width) {
-        out << fmt::format("{:<24}", sg.id) << " " << rest << "\n";
-      } else {
-        out << sg.id << "\n" << wrap(rest, o.width, "      ");
-      }
-    }
+    print_evidence(out, d, sig, inc, o, st);
   }
   if (!inc.context.empty()) {
     out << "\n  " << st("1", "Context") << "\n";
