@@ -744,6 +744,95 @@ struct PendingChunk {
   std::vector<int> candidates;
 };
 
+using NextChunk = Expected<std::optional<source::Chunk>>;
+
+// denpex's own JSON Lines findings (a per-node run's output), merged.
+void read_findings(source::LineReader& reader, std::optional<source::Chunk> first, const catalog::Catalog& catalog,
+                   UnitResult& out, const std::string& name, Diagnostics& diags) {
+  FindingsReader findings(catalog, out, name);
+  NextChunk chunk = std::move(first);
+  for (; chunk && *chunk; chunk = reader.next()) {
+    findings.read_chunk(**chunk, diags);
+  }
+  if (!chunk) {
+    diags.error(chunk.error());
+  }
+  findings.finish(diags);
+  ++out.totals.findings_files;
+}
+
+// One chunk after another: the candidates, then everything after them.
+template <typename Finish>
+void scan_sequential(source::LineReader& reader, std::optional<source::Chunk> first, const matcher::Matcher& matcher,
+                     Diagnostics& diags, Finish& finish_chunk) {
+  std::vector<int> candidates;
+  for (NextChunk chunk = std::move(first);; chunk = reader.next()) {
+    if (!chunk) {
+      diags.error(chunk.error());
+      break;
+    }
+    if (!*chunk) {
+      break;
+    }
+    matcher.candidates((*chunk)->text, candidates, diags);
+    finish_chunk(**chunk, candidates);
+  }
+}
+
+// One big file on several cores, double-buffered: while `threads` workers
+// find the candidates of one batch of chunks (most of the time), this thread
+// reads the next batch; then it finishes the matched batch in input order.
+// Two batches of up to 16 chunks (1 MiB each by default) bound the memory
+// whatever the core count.
+template <typename Finish>
+void scan_double_buffered(source::LineReader& reader, std::optional<source::Chunk> first,
+                          const matcher::Matcher& matcher, unsigned threads, Diagnostics& diags, Finish& finish_chunk) {
+  const std::size_t batch_size = std::min<std::size_t>(static_cast<std::size_t>(threads) * 2, 16);
+  std::vector<PendingChunk> cur(batch_size);
+  std::vector<PendingChunk> nxt(batch_size);
+  std::optional<NextChunk> pending = NextChunk(std::move(first));
+  bool done = false;
+  auto read_batch = [&](std::vector<PendingChunk>& batch) {
+    std::size_t n = 0;
+    while (!done && n < batch.size()) {
+      auto chunk = pending ? std::move(*pending) : reader.next();
+      pending.reset();
+      if (!chunk) {
+        diags.error(chunk.error());
+        done = true;
+      } else if (!*chunk) {
+        done = true;
+      } else {
+        batch[n].text.assign((*chunk)->text);
+        batch[n].first_line = (*chunk)->first_line;
+        batch[n].offset = (*chunk)->offset;
+        ++n;
+      }
+    }
+    return n;
+  };
+  std::size_t n = read_batch(cur);
+  while (n > 0) {
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads && t < n; ++t) {
+      pool.emplace_back([&, t] {
+        for (std::size_t k = t; k < n; k += threads) {
+          matcher.candidates(cur[k].text, cur[k].candidates, diags);
+        }
+      });
+    }
+    const std::size_t next_n = read_batch(nxt);
+    for (auto& th : pool) {
+      th.join();
+    }
+    for (std::size_t k = 0; k < n; ++k) {
+      finish_chunk(source::Chunk{cur[k].text, cur[k].first_line, cur[k].offset}, cur[k].candidates);
+    }
+    std::swap(cur, nxt);
+    n = next_n;
+  }
+}
+
 void scan_unit(source::InputOpener& opener, const source::InputUnit& unit, const matcher::Matcher& matcher,
                const ScanOptions& options, unsigned threads, UnitResult& out,
                const std::function<void(const correlate::Hit&, const correlate::SourceRef&)>& live) {
@@ -792,82 +881,12 @@ void scan_unit(source::InputOpener& opener, const source::InputUnit& unit, const
       if (options.findings_catalog != nullptr && FindingsReader::recognise((*first)->text)) {
         out.sources.pop_back(); // the findings name their own sources, and count them
         --out.totals.sources;
-        FindingsReader findings(*options.findings_catalog, out, info.name);
-        auto chunk = std::move(first);
-        for (; chunk && *chunk; chunk = reader.next()) {
-          findings.read_chunk(**chunk, diags);
-        }
-        if (!chunk) {
-          diags.error(chunk.error());
-        }
-        findings.finish(diags);
-        ++out.totals.findings_files;
+        read_findings(reader, std::move(*first), *options.findings_catalog, out, info.name, diags);
         is_findings = true;
       } else if (threads <= 1 || options.on_chunk) {
-        std::vector<int> candidates;
-        for (auto chunk = std::move(first);; chunk = reader.next()) {
-          if (!chunk) {
-            diags.error(chunk.error());
-            break;
-          }
-          if (!*chunk) {
-            break;
-          }
-          matcher.candidates((*chunk)->text, candidates, diags);
-          finish_chunk(**chunk, candidates);
-        }
+        scan_sequential(reader, std::move(*first), matcher, diags, finish_chunk);
       } else {
-        // One big file on several cores, double-buffered: while `threads`
-        // workers find the candidates of one batch of chunks (most of the
-        // time), this thread reads the next batch; then it finishes the
-        // matched batch in input order.
-        // Two batches of up to 16 chunks (1 MiB each by default) bound the
-        // memory whatever the core count.
-        const std::size_t batch_size = std::min<std::size_t>(static_cast<std::size_t>(threads) * 2, 16);
-        std::vector<PendingChunk> cur(batch_size);
-        std::vector<PendingChunk> nxt(batch_size);
-        std::optional<Expected<std::optional<source::Chunk>>> pending = std::move(first);
-        bool done = false;
-        auto read_batch = [&](std::vector<PendingChunk>& batch) {
-          std::size_t n = 0;
-          while (!done && n < batch.size()) {
-            auto chunk = pending ? std::move(*pending) : reader.next();
-            pending.reset();
-            if (!chunk) {
-              diags.error(chunk.error());
-              done = true;
-            } else if (!*chunk) {
-              done = true;
-            } else {
-              batch[n].text.assign((*chunk)->text);
-              batch[n].first_line = (*chunk)->first_line;
-              batch[n].offset = (*chunk)->offset;
-              ++n;
-            }
-          }
-          return n;
-        };
-        const unsigned workers = threads;
-        std::size_t n = read_batch(cur);
-        while (n > 0) {
-          std::vector<std::thread> pool;
-          for (unsigned t = 0; t < workers && t < n; ++t) {
-            pool.emplace_back([&, t] {
-              for (std::size_t k = t; k < n; k += workers) {
-                matcher.candidates(cur[k].text, cur[k].candidates, diags);
-              }
-            });
-          }
-          const std::size_t next_n = read_batch(nxt);
-          for (auto& th : pool) {
-            th.join();
-          }
-          for (std::size_t k = 0; k < n; ++k) {
-            finish_chunk(source::Chunk{cur[k].text, cur[k].first_line, cur[k].offset}, cur[k].candidates);
-          }
-          std::swap(cur, nxt);
-          n = next_n;
-        }
+        scan_double_buffered(reader, std::move(*first), matcher, threads, diags, finish_chunk);
       }
     }
     if (progress) {
