@@ -408,11 +408,12 @@ const std::vector<std::string_view>& known_areas() {
   return k_areas;
 }
 
-std::optional<Signature> parse_signature(const CatalogFile& file, Diagnostics& diags, bool with_examples) {
+namespace {
+
+// The file's one JSON object, or nullopt after a diagnostic. Without
+// examples the "examples" key is skipped while parsing.
+std::optional<json> parse_json_root(const CatalogFile& file, Diagnostics& diags, bool skip_examples) {
   json root;
-  // A built-in entry's examples were checked when it was built; skipping them
-  // saves a fifth of the parse, most of start-up.
-  const bool skip_examples = !with_examples && file.builtin;
   try {
     if (skip_examples) {
       root = json::parse(file.text, [](int depth, json::parse_event_t event, json& parsed) {
@@ -432,12 +433,11 @@ std::optional<Signature> parse_signature(const CatalogFile& file, Diagnostics& d
     diags.error(Error{ErrorKind::invalid, file.name + ": /", std::string("expected one JSON object (one entry per file), found ") + root.type_name()});
     return std::nullopt;
   }
+  return root;
+}
 
-  bool ok = true;
-  Fields f(root, "", file, diags, ok);
-  Signature sig;
-  sig.file = file.name;
-  sig.builtin = file.builtin;
+// id (matching the file name), title, area, role, severity, priority, generic.
+void parse_identity(Fields& f, const CatalogFile& file, Signature& sig) {
   sig.id = f.string("id", true);
   if (!sig.id.empty() && !valid_id(sig.id)) {
     f.fail("/id", "'" + sig.id + "' is not a dotted kebab-case id like nccl.nvls.cuda-700");
@@ -487,8 +487,11 @@ std::optional<Signature> parse_signature(const CatalogFile& file, Diagnostics& d
       f.fail("/generic", "only symptom entries can be generic");
     }
   }
-  sig.tags = f.strings("tags", false);
-  parse_signals(f, root, sig, file, diags, ok);
+}
+
+// requires names supporting signals; refines is for context entries and
+// explains for causes.
+void check_relations(Fields& f, Signature& sig) {
   sig.explains = f.strings("explains", false);
   sig.refines = f.strings("refines", false);
   sig.requires_any = f.strings("requires", false);
@@ -507,13 +510,9 @@ std::optional<Signature> parse_signature(const CatalogFile& file, Diagnostics& d
   if (!sig.explains.empty() && sig.role != Role::cause) {
     f.fail("/explains", "only cause entries explain symptoms");
   }
-  sig.root_cause = f.string("root_cause", true);
+}
 
-  parse_fix_verify(f, file, diags, ok, sig);
-  sig.prevention = f.string("prevention", false);
-  sig.affected = f.string("affected", false);
-  parse_headline(f, sig);
-  sig.related = f.strings("related", false);
+void parse_references(Fields& f, const CatalogFile& file, Diagnostics& diags, bool& ok, Signature& sig) {
   if (const json* refs = f.get("references", true)) {
     if (!refs->is_array() || refs->empty()) {
       f.fail("/references", "expected a non-empty array of {title, url}");
@@ -532,6 +531,34 @@ std::optional<Signature> parse_signature(const CatalogFile& file, Diagnostics& d
       }
     }
   }
+}
+
+} // namespace
+
+std::optional<Signature> parse_signature(const CatalogFile& file, Diagnostics& diags, bool with_examples) {
+  // A built-in entry's examples were checked when it was built; skipping them
+  // saves a fifth of the parse.
+  const bool skip_examples = !with_examples && file.builtin;
+  const auto root = parse_json_root(file, diags, skip_examples);
+  if (!root) {
+    return std::nullopt;
+  }
+  bool ok = true;
+  Fields f(*root, "", file, diags, ok);
+  Signature sig;
+  sig.file = file.name;
+  sig.builtin = file.builtin;
+  parse_identity(f, file, sig);
+  sig.tags = f.strings("tags", false);
+  parse_signals(f, *root, sig, file, diags, ok);
+  check_relations(f, sig);
+  sig.root_cause = f.string("root_cause", true);
+  parse_fix_verify(f, file, diags, ok, sig);
+  sig.prevention = f.string("prevention", false);
+  sig.affected = f.string("affected", false);
+  parse_headline(f, sig);
+  sig.related = f.strings("related", false);
+  parse_references(f, file, diags, ok, sig);
   if (!skip_examples) {
     parse_examples(f, sig, file, diags, ok);
   }
