@@ -65,13 +65,12 @@ std::string field(std::string_view label, std::string_view text, std::size_t wid
   return out.empty() || out.back() != '\n' ? out + "\n" : out;
 }
 
-// Raw log text under a label, broken after a space where it can be and
+// Raw log text after `out` (the first line's prefix), continuation lines
+// after `pad`, broken after a space where it can be and
 // inside a word only when one word is wider than the room: the pieces put
 // back together are the line exactly.
-std::string raw_field(std::string_view label, std::string_view text, std::size_t width) {
-  const std::string pad(11, ' ');
+std::string raw_block(std::string out, const std::string& pad, std::string_view text, std::size_t width) {
   const std::size_t room = width > pad.size() + 20 ? width - pad.size() : 20;
-  std::string out = fmt::format("  {:<8} ", label);
   std::size_t cols = 0;
   while (!text.empty()) {
     // The next piece: a word and the spaces after it.
@@ -98,6 +97,11 @@ std::string raw_field(std::string_view label, std::string_view text, std::size_t
     text.remove_prefix(piece.size());
   }
   return out + "\n";
+}
+
+// "  line     TEXT", continuation lines under the text.
+std::string raw_field(std::string_view label, std::string_view text, std::size_t width) {
+  return raw_block(fmt::format("  {:<8} ", label), std::string(11, ' '), text, width);
 }
 
 // A table of report groups (collateral, unexplained): SIGNATURE COUNT RANKS
@@ -328,11 +332,8 @@ void print_incident(std::ostream& out, const correlate::Diagnosis& d, const cata
   out << "\n";
 }
 
-} // namespace
-
-void print_text(std::ostream& out, const correlate::Diagnosis& d, const catalog::Catalog& cat, const RunInfo& run,
-                const TextOptions& o) {
-  const Style st{o.color};
+// "1 failure diagnosed", "2 errors the run recovered from", ...
+std::string summary_of(const correlate::Diagnosis& d) {
   const auto n = d.incidents.size();
   const auto recovered = static_cast<std::size_t>(
       std::count_if(d.incidents.begin(), d.incidents.end(), [](const Incident& i) { return i.recovered.has_value(); }));
@@ -359,6 +360,13 @@ void print_text(std::ostream& out, const correlate::Diagnosis& d, const catalog:
   if (earlier > 0 && n != past) {
     summary += fmt::format(" (and {} in an earlier failure episode)", earlier);
   }
+  return summary;
+}
+
+// The first line: the summary and the counts, wrapped when they do not fit.
+void print_header(std::ostream& out, const correlate::Diagnosis& d, const RunInfo& run, const TextOptions& o,
+                  const Style& st) {
+  const auto summary = summary_of(d);
   const std::string merged = run.findings_files == 0
                                  ? std::string()
                                  : fmt::format(", merged from {} findings file{}", run.findings_files,
@@ -370,6 +378,79 @@ void print_text(std::ostream& out, const correlate::Diagnosis& d, const catalog:
   } else {
     out << st("1", wrap("denpex: " + summary, o.width, "", "  ")) << wrap(counts, o.width, "  ") << "\n";
   }
+}
+
+// No cause in the logs, but their shape says something (a missing rank).
+void print_inference(std::ostream& out, const correlate::Inference& inf, const TextOptions& o, const Style& st) {
+  out << st("1", "NO CONCRETE CAUSE IN THESE LOGS") << "\n";
+  out << wrap(correlate::summary(inf), o.width, "  ");
+  out << wrap(fmt::format("world size {} (from {})", inf.world_size, correlate::world_size_from(inf)), o.width, "  ");
+  for (const auto& m : inf.mismatches) {
+    out << "  mismatch  " << m << "\n";
+  }
+  out << "\n  " << st("1", "Next") << "\n";
+  for (const auto& s : correlate::next_steps(inf)) {
+    out << wrap("- " + s, o.width, "    ", "  ");
+  }
+  out << "\n";
+}
+
+// Groups of reports no incident explains, and what to do next when there is
+// no cause at all.
+void print_unexplained(std::ostream& out, const correlate::Diagnosis& d, const catalog::Catalog& cat,
+                       const TextOptions& o, const Style& st) {
+  const auto n = d.incidents.size();
+  const bool no_cause = n == 0 || (d.incidents[0].decision && d.incidents[0].decision->rule == correlate::Rule::upstream_symptom);
+  out << st("1", n == 0     ? "REPORTS (downstream symptoms; their cause is not in these logs)"
+                 : no_cause ? "OTHER REPORTS (downstream symptoms; their cause is not in these logs)"
+                            : "UNEXPLAINED REPORTS")
+      << "\n";
+  print_groups(out, d, cat, d.unexplained, "  ", o.width);
+  if (n == 0) {
+    // Without a cause, each report's own advice is the next step (a
+    // SIGKILL: look for the kernel's OOM record; a timeout: the missing rank).
+    out << "\n  " << st("1", "Next") << "\n";
+    std::size_t shown = 0;
+    for (const auto& g : d.unexplained) {
+      const auto& sig = cat.at(g.signature);
+      if (sig.generic || shown == 3) {
+        continue;
+      }
+      out << wrap(sig.id + ": " + sig.fix.summary, o.width, "    ");
+      ++shown;
+    }
+    if (shown == 0 && !d.unexplained.empty()) {
+      out << wrap(cat.at(d.unexplained.front().signature).fix.summary, o.width, "    ");
+    }
+  }
+  out << "\n";
+}
+
+// The earliest error-looking lines no signature matched.
+void print_starting_points(std::ostream& out, const correlate::Diagnosis& d, const TextOptions& o, const Style& st) {
+  out << st("1", wrap("STARTING POINTS (earliest error-looking lines; no signature matched them)", o.width, ""));
+  for (const auto& sp : d.starting_points) {
+    out << "  " << util::escape_for_terminal(location(d, sp.first));
+    std::string extra = fmt::format("{} line{}", sp.count, sp.count == 1 ? "" : "s");
+    if (!sp.ranks.empty()) {
+      extra += fmt::format(", rank{} {}", sp.ranks.size() == 1 ? "" : "s", format_ranks(sp.ranks));
+    }
+    if (auto t = format_time(sp.first); !t.empty()) {
+      extra += ", " + t;
+    }
+    out << "  (" << extra << ")\n"
+        << raw_block("    ", "    ", util::escape_for_terminal(util::clip(util::trim(sp.first.text), 300)), o.width);
+  }
+  out << "\n";
+}
+
+} // namespace
+
+void print_text(std::ostream& out, const correlate::Diagnosis& d, const catalog::Catalog& cat, const RunInfo& run,
+                const TextOptions& o) {
+  const Style st{o.color};
+  const auto n = d.incidents.size();
+  print_header(out, d, run, o, st);
   if (o.timeline) {
     if (const auto tl = build_timeline(d)) {
       print_text_timeline(out, *tl, d, cat, o.width);
@@ -379,59 +460,13 @@ void print_text(std::ostream& out, const correlate::Diagnosis& d, const catalog:
     print_incident(out, d, cat, d.incidents[i], i + 1, o, st);
   }
   if (d.inference) {
-    const auto& inf = *d.inference;
-    out << st("1", "NO CONCRETE CAUSE IN THESE LOGS") << "\n";
-    out << wrap(correlate::summary(inf), o.width, "  ");
-    out << wrap(fmt::format("world size {} (from {})", inf.world_size, correlate::world_size_from(inf)), o.width, "  ");
-    for (const auto& m : inf.mismatches) {
-      out << "  mismatch  " << m << "\n";
-    }
-    out << "\n  " << st("1", "Next") << "\n";
-    for (const auto& s : correlate::next_steps(inf)) {
-      out << wrap("- " + s, o.width, "    ", "  ");
-    }
-    out << "\n";
+    print_inference(out, *d.inference, o, st);
   }
   if (!d.unexplained.empty()) {
-    const bool no_cause = n == 0 || (d.incidents[0].decision && d.incidents[0].decision->rule == correlate::Rule::upstream_symptom);
-    out << st("1", n == 0     ? "REPORTS (downstream symptoms; their cause is not in these logs)"
-                   : no_cause ? "OTHER REPORTS (downstream symptoms; their cause is not in these logs)"
-                              : "UNEXPLAINED REPORTS")
-        << "\n";
-    print_groups(out, d, cat, d.unexplained, "  ", o.width);
-    if (n == 0) {
-      // Without a cause, each report's own advice is the next step (a
-      // SIGKILL: look for the kernel's OOM record; a timeout: the missing rank).
-      out << "\n  " << st("1", "Next") << "\n";
-      std::size_t shown = 0;
-      for (const auto& g : d.unexplained) {
-        const auto& sig = cat.at(g.signature);
-        if (sig.generic || shown == 3) {
-          continue;
-        }
-        out << wrap(sig.id + ": " + sig.fix.summary, o.width, "    ");
-        ++shown;
-      }
-      if (shown == 0 && !d.unexplained.empty()) {
-        out << wrap(cat.at(d.unexplained.front().signature).fix.summary, o.width, "    ");
-      }
-    }
-    out << "\n";
+    print_unexplained(out, d, cat, o, st);
   }
   if (!d.starting_points.empty()) {
-    out << st("1", "STARTING POINTS (earliest error-looking lines; no signature matched them)") << "\n";
-    for (const auto& sp : d.starting_points) {
-      out << "  " << util::escape_for_terminal(location(d, sp.first));
-      std::string extra = fmt::format("{} line{}", sp.count, sp.count == 1 ? "" : "s");
-      if (!sp.ranks.empty()) {
-        extra += fmt::format(", rank{} {}", sp.ranks.size() == 1 ? "" : "s", format_ranks(sp.ranks));
-      }
-      if (auto t = format_time(sp.first); !t.empty()) {
-        extra += ", " + t;
-      }
-      out << "  (" << extra << ")\n    " << util::escape_for_terminal(util::clip(util::trim(sp.first.text), 300)) << "\n";
-    }
-    out << "\n";
+    print_starting_points(out, d, o, st);
   }
   if (n == 0 && !d.inference && d.unexplained.empty()) {
     out << "  Nothing in these logs matched the catalog (" << cat.size() << " signatures).\n"
