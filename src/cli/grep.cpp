@@ -1,5 +1,6 @@
 // `denpex grep`: every matched line with its signature, rank and time.
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <map>
 
@@ -14,6 +15,33 @@
 
 namespace denpex::cli {
 
+namespace {
+
+std::optional<Error> pattern_mistaken_for_path(const catalog::Catalog& cat, const std::vector<std::string>& paths) {
+  if (paths.empty() || paths.front() == "-") {
+    return std::nullopt;
+  }
+  const auto& word = paths.front();
+  std::error_code ec;
+  if (std::filesystem::exists(word, ec)) {
+    return std::nullopt;
+  }
+  const auto& areas = catalog::known_areas();
+  const bool area = std::find(areas.begin(), areas.end(), word) != areas.end();
+  const bool id = std::any_of(cat.entries().begin(), cat.entries().end(), [&](const catalog::Signature& s) {
+    return s.id == word || util::starts_with(s.id, word + ".");
+  });
+  if (!area && !id) {
+    return std::nullopt;
+  }
+  return Error{ErrorKind::usage, word,
+               "not a file: denpex grep takes no pattern (it matches the catalog's signatures)",
+               area ? "to keep only this area's entries: denpex grep --area " + word + " PATH..."
+                    : "to keep only these entries: denpex grep --signature " + word + " PATH..."};
+}
+
+} // namespace
+
 Status run_grep(const CommonArgs& common, const GrepArgs& args, Diagnostics& diags) {
   std::optional<catalog::Role> role;
   if (!args.role.empty()) {
@@ -25,6 +53,11 @@ Status run_grep(const CommonArgs& common, const GrepArgs& args, Diagnostics& dia
   auto cat = load_catalog(common, diags, false);
   if (!cat) {
     return tl::unexpected(cat.error());
+  }
+  // `denpex grep xid logs/`: grep's habit of a pattern first. A first path
+  // that does not exist but names entries is taken for one, and said so.
+  if (auto hint = pattern_mistaken_for_path(*cat, args.paths)) {
+    return tl::unexpected(*hint);
   }
   matcher::MatcherOptions mo;
   mo.include = [&](const catalog::Signature& s) {
