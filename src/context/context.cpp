@@ -57,128 +57,139 @@ bool looks_like_host(std::string_view token) {
   return digit || token.find('-') != std::string_view::npos || token.find('.') != std::string_view::npos;
 }
 
-// Strips the launcher prefixes stacked at the start of `line`, recording what
-// they say. Returns the position after the last one.
-std::size_t strip_prefixes(std::string_view line, LineContext& ctx) {
-  std::size_t pos = 0;
-  // mpirun --timestamp-output puts a ctime stamp right before the tag:
-  // "Thu Jan 23 11:55:50 2025[1,1]<stderr>:".
+// mpirun --timestamp-output puts a ctime stamp right before the tag:
+// "Thu Jan 23 11:55:50 2025[1,1]<stderr>:". Returns where the tag starts (0: none).
+std::size_t mpirun_stamp(std::string_view line) {
   static const char* const k_weekdays[] = {"Mon ", "Tue ", "Wed ", "Thu ", "Fri ", "Sat ", "Sun "};
   for (const char* w : k_weekdays) {
     if (line.substr(0, 4) == w) {
       const auto tag = line.find("[", 4);
       if (tag != std::string_view::npos && tag <= 25 && tag + 1 < line.size() && is_digit(line[tag + 1])) {
-        pos = tag;
+        return tag;
       }
       break;
     }
   }
+  return 0;
+}
+
+// A bracketed tag: [rank3]: / [default3]: / [1,3]<stderr>: / a bare "[80746] "
+// / [stderr]. Returns the bytes it takes, or nullopt.
+std::optional<std::size_t> bracket_prefix(std::string_view rest, LineContext& ctx) {
+  std::size_t i = 1;
+  while (i < rest.size() && is_alpha(rest[i])) {
+    ++i;
+  }
+  const std::string_view word = rest.substr(1, i - 1);
+  if (i > 1 && i < rest.size() && is_digit(rest[i])) {
+    std::size_t j = i;
+    auto n = read_int(rest, j);
+    if (n && j + 1 < rest.size() && rest[j] == ']' && rest[j + 1] == ':') {
+      (word == "rank" ? ctx.rank : ctx.local_rank) = Field<int>{*n, Origin::prefix};
+      return j + 2;
+    }
+  }
+  if (i == 1 && i < rest.size() && is_digit(rest[1])) {
+    std::size_t j = 1;
+    auto job = read_int(rest, j);
+    if (job && j < rest.size() && rest[j] == ',') {
+      ++j;
+      auto r = read_int(rest, j);
+      if (r && j < rest.size() && rest[j] == ']') {
+        const auto close = rest.find(">:", j);
+        if (rest.substr(j + 1, 1) == "<" && close != std::string_view::npos && close < j + 12) {
+          ctx.rank = Field<int>{*r, Origin::prefix};
+          return close + 2;
+        }
+      }
+    }
+    // A bare numeric tag ("[80746] ", a pasted line number): no meaning, skip it.
+    j = 1;
+    if (read_int(rest, j, 9) && j + 1 < rest.size() && rest[j] == ']' && rest[j + 1] == ' ' &&
+        rest.find(':', 1) != j - 1) {
+      return j + 2;
+    }
+  }
+  if (rest.substr(0, 8) == "[stderr]" || rest.substr(0, 8) == "[stdout]") {
+    return 8;
+  }
+  return std::nullopt;
+}
+
+// Ray: "(RayWorkerVllm pid=7046) ".
+std::optional<std::size_t> ray_prefix(std::string_view rest, LineContext& ctx) {
+  const auto close = rest.find(") ");
+  const auto pid_at = rest.find("pid=");
+  if (close == std::string_view::npos || pid_at == std::string_view::npos || pid_at >= close || close >= 80) {
+    return std::nullopt;
+  }
+  std::size_t j = pid_at + 4;
+  if (auto p = read_int(rest, j, 9)) {
+    ctx.pid = Field<std::int64_t>{*p, Origin::prefix};
+  }
+  return close + 2;
+}
+
+// srun -l: "3: ".
+std::optional<std::size_t> srun_prefix(std::string_view rest, LineContext& ctx) {
+  std::size_t j = 0;
+  auto r = read_int(rest, j, 6);
+  if (r && j + 1 < rest.size() && rest[j] == ':' && rest[j + 1] == ' ' && !ctx.rank) {
+    ctx.rank = Field<int>{*r, Origin::prefix};
+    return j + 2;
+  }
+  return std::nullopt;
+}
+
+// pdsh/DeepSpeed "host: " or "host [stderr] ". NCCL's "host:pid:tid" has no
+// space after the colon, so it is not taken here.
+std::optional<std::size_t> host_prefix(std::string_view rest, LineContext& ctx) {
+  std::size_t j = 0;
+  while (j < rest.size() && is_host_char(rest[j])) {
+    ++j;
+  }
+  const std::string_view token = rest.substr(0, j);
+  if (j == 0 || !looks_like_host(token)) {
+    return std::nullopt;
+  }
+  if (rest.substr(j, 2) == ": ") {
+    ctx.host = Field<std::string>{std::string(token), Origin::prefix};
+    return j + 2;
+  }
+  if (rest.substr(j, 10) == " [stderr] " || rest.substr(j, 10) == " [stdout] ") {
+    ctx.host = Field<std::string>{std::string(token), Origin::prefix};
+    return j + 10;
+  }
+  return std::nullopt;
+}
+
+// Strips the launcher prefixes stacked at the start of `line`, recording what
+// they say. Returns the position after the last one (and the spaces after it).
+std::size_t strip_prefixes(std::string_view line, LineContext& ctx) {
+  std::size_t pos = mpirun_stamp(line);
   for (int round = 0; round < 6 && pos < line.size(); ++round) {
-    const std::size_t start = pos;
     while (pos < line.size() && line[pos] == ' ') {
       ++pos;
     }
-    std::string_view rest = line.substr(pos);
+    const std::string_view rest = line.substr(pos);
     if (rest.empty()) {
       break;
     }
+    std::optional<std::size_t> taken;
     if (rest[0] == '[') {
-      // [rank3]: / [default3]: / [1,3]<stderr>:
-      std::size_t i = 1;
-      while (i < rest.size() && is_alpha(rest[i])) {
-        ++i;
+      taken = bracket_prefix(rest, ctx);
+    } else if (rest[0] == '(') {
+      taken = ray_prefix(rest, ctx);
+    } else {
+      taken = is_digit(rest[0]) ? srun_prefix(rest, ctx) : std::nullopt;
+      if (!taken) {
+        taken = host_prefix(rest, ctx);
       }
-      const std::string_view word = rest.substr(1, i - 1);
-      if (i > 1 && i < rest.size() && is_digit(rest[i])) {
-        std::size_t j = i;
-        auto n = read_int(rest, j);
-        if (n && j + 1 < rest.size() && rest[j] == ']' && rest[j + 1] == ':') {
-          if (word == "rank") {
-            ctx.rank = Field<int>{*n, Origin::prefix};
-          } else {
-            ctx.local_rank = Field<int>{*n, Origin::prefix};
-          }
-          pos += j + 2;
-          continue;
-        }
-      }
-      if (i == 1 && i < rest.size() && is_digit(rest[1])) {
-        std::size_t j = 1;
-        auto job = read_int(rest, j);
-        if (job && j < rest.size() && rest[j] == ',') {
-          ++j;
-          auto r = read_int(rest, j);
-          if (r && j < rest.size() && rest[j] == ']') {
-            const auto close = rest.find(">:", j);
-            if (rest.substr(j + 1, 1) == "<" && close != std::string_view::npos && close < j + 12) {
-              ctx.rank = Field<int>{*r, Origin::prefix};
-              pos += close + 2;
-              continue;
-            }
-          }
-        }
-      }
-      if (i == 1 && i < rest.size() && is_digit(rest[1])) {
-        // A bare numeric tag ("[80746] ", a pasted line number): no meaning, skip it.
-        std::size_t j = 1;
-        if (read_int(rest, j, 9) && j + 1 < rest.size() && rest[j] == ']' && rest[j + 1] == ' ' &&
-            rest.find(':', 1) != j - 1) {
-          pos += j + 2;
-          continue;
-        }
-      }
-      if (rest.substr(0, 8) == "[stderr]" || rest.substr(0, 8) == "[stdout]") {
-        pos += 8;
-        continue;
-      }
+    }
+    if (!taken) {
       break;
     }
-    if (is_digit(rest[0])) {
-      // srun -l: "3: "
-      std::size_t j = 0;
-      auto r = read_int(rest, j, 6);
-      if (r && j + 1 < rest.size() && rest[j] == ':' && rest[j + 1] == ' ' && !ctx.rank) {
-        ctx.rank = Field<int>{*r, Origin::prefix};
-        pos += j + 2;
-        continue;
-      }
-    }
-    if (rest[0] == '(') {
-      // Ray: "(RayWorkerVllm pid=7046) "
-      const auto close = rest.find(") ");
-      const auto pid_at = rest.find("pid=");
-      if (close != std::string_view::npos && pid_at != std::string_view::npos && pid_at < close && close < 80) {
-        std::size_t j = pid_at + 4;
-        if (auto p = read_int(rest, j, 9)) {
-          ctx.pid = Field<std::int64_t>{*p, Origin::prefix};
-        }
-        pos += close + 2;
-        continue;
-      }
-      break;
-    }
-    // pdsh/DeepSpeed "host: " or "host [stderr] "
-    std::size_t j = 0;
-    while (j < rest.size() && is_host_char(rest[j])) {
-      ++j;
-    }
-    const std::string_view token = rest.substr(0, j);
-    if (j > 0 && looks_like_host(token)) {
-      if (rest.substr(j, 2) == ": ") {
-        // NCCL's "host:pid:tid" has no space after the colon, so it is not taken here.
-        ctx.host = Field<std::string>{std::string(token), Origin::prefix};
-        pos += j + 2;
-        continue;
-      }
-      if (rest.substr(j, 10) == " [stderr] " || rest.substr(j, 10) == " [stdout] ") {
-        ctx.host = Field<std::string>{std::string(token), Origin::prefix};
-        pos += j + 10;
-        continue;
-      }
-    }
-    if (pos == start) {
-      break;
-    }
+    pos += *taken;
   }
   return pos;
 }
