@@ -204,6 +204,12 @@ void write_atomically(const std::string& path, Diagnostics& diags, const std::fu
 // counts too; an exception the run continued past (training progressed) is
 // not a failure.
 bool fails_gate(const correlate::Diagnosis& d, const catalog::Catalog& cat, catalog::Severity level) {
+  // Only downstream reports, and training went on past every one of them:
+  // the run did not die of these (the fallback pass marks its head so).
+  if (!d.incidents.empty() && d.incidents.front().decision &&
+      d.incidents.front().decision->rule == correlate::Rule::upstream_symptom && d.incidents.front().recovered) {
+    return false;
+  }
   for (const auto& inc : d.incidents) {
     const bool survived = inc.recovered && !cat.at(inc.signature).headline.empty();
     if (cat.at(inc.signature).severity >= level && !survived) {

@@ -15,13 +15,29 @@
 
 namespace denpex::correlate::detail {
 
-namespace {
-
 // Without comparable clocks, progress this many lines later in the cause's
 // own file still says the run went on: a chatty run prints about one line per
 // step, so 200 lines is a few hundred steps, far more than a dying rank
 // prints after its fault.
 constexpr std::uint64_t k_progress_lines = 200;
+
+std::optional<ProgressRef> progress_after(const State& s, const Evidence& e, const Time& first_time) {
+  for (const auto& mark : s.progress) {
+    const Time mt = stamp_of_mark(mark, s.ref_year);
+    bool later = false;
+    if (comparable(first_time, mt)) {
+      later = mt->t > first_time->t + s.options.progress_margin_us;
+    } else if (!first_time && mark.source == e.source) {
+      later = mark.line_no > e.line_no + k_progress_lines;
+    }
+    if (later) {
+      return ProgressRef{mark.source, mark.line_no};
+    }
+  }
+  return std::nullopt;
+}
+
+namespace {
 
 // A stretch of failure evidence: an incident's first line, or a symptom from
 // when its failure began to when it was printed.
@@ -34,21 +50,8 @@ struct Point {
 // Marks each incident followed by training progress (the run recovered).
 void mark_recovered(State& s) {
   for (auto& w : s.work) {
-    if (w.absorbed) {
-      continue;
-    }
-    for (const auto& mark : s.progress) {
-      const Time mt = stamp_of_mark(mark, s.ref_year);
-      bool later = false;
-      if (comparable(w.first_time, mt)) {
-        later = mt->t > w.first_time->t + s.options.progress_margin_us;
-      } else if (!w.first_time && mark.source == w.inc.first.source) {
-        later = mark.line_no > w.inc.first.line_no + k_progress_lines;
-      }
-      if (later) {
-        w.inc.recovered = ProgressRef{mark.source, mark.line_no};
-        break;
-      }
+    if (!w.absorbed) {
+      w.inc.recovered = progress_after(s, w.inc.first, w.first_time);
     }
   }
 }

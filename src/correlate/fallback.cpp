@@ -63,10 +63,22 @@ void pass_fallback(State& s) {
   if (!d.incidents.empty()) {
     return;
   }
+  // Reports training went on past (a bootstrap retry, a stray WARN) cannot
+  // be what ended the run: the head is the earliest report nothing followed.
+  // When training went on past every one of them, the earliest still heads
+  // the report, marked recovered: the run did not die of these.
+  std::vector<std::optional<ProgressRef>> went_on(d.unexplained.size());
+  bool all_went_on = true;
+  for (std::size_t i = 0; i < d.unexplained.size(); ++i) {
+    if (s.cat.at(d.unexplained[i].signature).severity >= Severity::error) {
+      went_on[i] = progress_after(s, d.unexplained[i].first, stamp_of(d.unexplained[i].first));
+      all_went_on = all_went_on && went_on[i].has_value();
+    }
+  }
   std::optional<std::size_t> head;
   for (std::size_t i = 0; i < d.unexplained.size(); ++i) {
     const auto& sig = s.cat.at(d.unexplained[i].signature);
-    if (sig.severity < Severity::error) {
+    if (sig.severity < Severity::error || (went_on[i] && !all_went_on)) {
       continue;
     }
     if (!head) {
@@ -82,6 +94,7 @@ void pass_fallback(State& s) {
     return;
   }
   const Group g = d.unexplained[*head];
+  const auto recovered = went_on[*head];
   d.unexplained.erase(d.unexplained.begin() + static_cast<std::ptrdiff_t>(*head));
 
   Incident inc;
@@ -104,6 +117,7 @@ void pass_fallback(State& s) {
     }
   }
   inc.initiating = true;
+  inc.recovered = recovered;
   inc.confidence = Confidence::low;
   Decision dec;
   dec.rule = Rule::upstream_symptom;

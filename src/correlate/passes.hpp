@@ -114,6 +114,9 @@ std::int64_t window(const State& s, const std::set<std::string>& a, const std::s
 std::string capture(const Hit& h, std::string_view name);
 Time stamp_of(const Evidence& e);
 Time stamp_of_mark(const ProgressMark& m, int ref_year);
+// The training progress printed well after `e` (its stamp `first_time`, or,
+// without one, enough lines later in its own file), if any: the run went on.
+std::optional<ProgressRef> progress_after(const State& s, const Evidence& e, const Time& first_time);
 // Whether record `r` comes before the line kept as `e`: by time where both
 // are on one clock, else by input position.
 bool earlier_than(const Record& r, const Evidence& e);

@@ -250,7 +250,8 @@ void print_incident(std::ostream& out, const correlate::Diagnosis& d, const cata
                     std::size_t number, const TextOptions& o, const Style& st) {
   const auto& sig = cat.at(inc.signature);
   const bool symptom_head = inc.decision && inc.decision->rule == correlate::Rule::upstream_symptom;
-  const std::string head = symptom_head    ? "FIRST REPORT OF THE FAILURE (no cause in these logs)"
+  const std::string head = symptom_head && inc.recovered ? "FIRST REPORT (training went on after it)"
+                           : symptom_head                 ? "FIRST REPORT OF THE FAILURE (no cause in these logs)"
                            : inc.initiating ? "INITIATING FAILURE"
                                             : fmt::format("INCIDENT {}", number);
   const auto level = fmt::format("[{}]", catalog::to_string(sig.severity));
@@ -343,6 +344,9 @@ std::string summary_of(const correlate::Diagnosis& d) {
   std::string summary;
   if (n == 0) {
     summary = "no known failure signature found";
+  } else if (d.incidents[0].decision && d.incidents[0].decision->rule == correlate::Rule::upstream_symptom &&
+             d.incidents[0].recovered) {
+    summary = "only downstream reports, and training went on after all of them";
   } else if (d.incidents[0].decision && d.incidents[0].decision->rule == correlate::Rule::upstream_symptom) {
     summary = "the run failed; only downstream reports of the failure are in these logs";
   } else if (n - past == 1) {
