@@ -85,14 +85,17 @@ std::vector<std::string> code_notes(const correlate::Diagnosis& d, const correla
   return notes;
 }
 
-bool alternative_seen(const catalog::Signature& sig, const correlate::Incident& inc, std::uint32_t signal) {
+bool worth_listing_missing(const catalog::Signature& sig, const correlate::Incident& inc, std::uint32_t signal) {
+  if (sig.signals[signal].anchor) {
+    return false;
+  }
   auto required = [&](std::uint32_t k) {
     return std::find(sig.requires_any.begin(), sig.requires_any.end(), sig.signals[k].id) != sig.requires_any.end();
   };
   if (!required(signal)) {
-    return false;
+    return true;
   }
-  return std::any_of(inc.signals.begin(), inc.signals.end(),
+  return !std::any_of(inc.signals.begin(), inc.signals.end(),
                      [&](const correlate::SignalStatus& st) { return st.signal != signal && st.count > 0 && required(st.signal); });
 }
 

@@ -232,7 +232,7 @@ void print_incident(std::ostream& out, const correlate::Diagnosis& d, const cata
       if (s.count > 0 && s.first) {
         out << "- [x] " << markdown_code_span(sg.id) << " seen at " << md_log(where_text(d, *s.first))
             << (s.count > 1 ? fmt::format(" (+{} more)", s.count - 1) : "") << "\n";
-      } else if (!alternative_seen(sig, inc, s.signal)) {
+      } else if (worth_listing_missing(sig, inc, s.signal)) {
         out << "- [ ] " << markdown_code_span(sg.id) << " not seen" << (sg.description.empty() ? "" : ": ")
             << md_text(sg.description) << "\n";
       }

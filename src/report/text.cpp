@@ -230,7 +230,7 @@ void print_evidence(std::ostream& out, const correlate::Diagnosis& d, const cata
     if (s.count > 0 && s.first) {
       rest = util::escape_for_terminal(location(d, *s.first)) +
              (s.count > 1 ? fmt::format(" (+{} more)", s.count - 1) : "");
-    } else if (!alternative_seen(sig, inc, s.signal)) {
+    } else if (worth_listing_missing(sig, inc, s.signal)) {
       rest = sg.description;
     } else {
       continue;

@@ -112,10 +112,12 @@ std::vector<std::string> fix_commands(const catalog::Signature& sig);
 // "device" for storage, else "GPU".
 std::string_view device_noun(const catalog::Signature& sig);
 
-// Whether an unseen signal of `inc` needs no mention: it is one of the
-// entry's alternative required evidence (`requires`) and another of them
-// was seen (NVLS in use from an INFO line, or from the WARN's own location).
-bool alternative_seen(const catalog::Signature& sig, const correlate::Incident& inc, std::uint32_t signal);
+// Whether an unseen signal of `inc` is worth listing as missing evidence:
+// only supporting signals are (anchors are other wordings of the failure
+// itself, one of which was seen), and not one of the entry's alternative
+// required evidence (`requires`) when another of them was seen (NVLS in use
+// from an INFO line, or from the WARN's own location).
+bool worth_listing_missing(const catalog::Signature& sig, const correlate::Incident& inc, std::uint32_t signal);
 
 // "2024-11-29 17:59:58.123" (UTC-as-local), "+12345.678901s since boot", or "".
 std::string format_time(const correlate::Evidence& e);
