@@ -199,27 +199,6 @@ void write_atomically(const std::string& path, Diagnostics& diags, const std::fu
   }
 }
 
-// Whether the diagnosis fails the --fail-on gate. A run with only downstream
-// reports (timeouts on every rank, a SIGKILL) still failed: their severity
-// counts too; an exception the run continued past (training progressed) is
-// not a failure.
-bool fails_gate(const correlate::Diagnosis& d, const catalog::Catalog& cat, catalog::Severity level) {
-  // Only downstream reports, and training went on past every one of them:
-  // the run did not die of these (the fallback pass marks its head so).
-  if (!d.incidents.empty() && d.incidents.front().decision &&
-      d.incidents.front().decision->rule == correlate::Rule::upstream_symptom && d.incidents.front().recovered) {
-    return false;
-  }
-  for (const auto& inc : d.incidents) {
-    const bool survived = inc.recovered && !cat.at(inc.signature).headline.empty();
-    if (cat.at(inc.signature).severity >= level && !survived) {
-      return true;
-    }
-  }
-  return std::any_of(d.unexplained.begin(), d.unexplained.end(),
-                     [&](const correlate::Group& g) { return cat.at(g.signature).severity >= level; });
-}
-
 // The current directory, absolute, ending in '/' ("" when it cannot be read).
 std::string working_dir() {
   std::error_code ec;
@@ -350,7 +329,7 @@ Status run_diagnose(const CommonArgs& common, const DiagnoseArgs& args, Diagnost
   if (diags.has_errors()) {
     return k_exit_error;
   }
-  return gate && fails_gate(diagnosis, *cat, fail_level) ? k_exit_found : k_exit_ok;
+  return gate && report::fails_gate(diagnosis, *cat, fail_level) ? k_exit_found : k_exit_ok;
 }
 
 } // namespace denpex::cli

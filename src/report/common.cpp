@@ -85,6 +85,37 @@ std::vector<std::string> code_notes(const correlate::Diagnosis& d, const correla
   return notes;
 }
 
+namespace {
+
+// Only downstream reports, and training went on past every one of them (the
+// fallback pass marks its head recovered): the run did not die of these.
+bool recovered_symptoms_only(const correlate::Diagnosis& d) {
+  return !d.incidents.empty() && d.incidents.front().decision &&
+         d.incidents.front().decision->rule == correlate::Rule::upstream_symptom && d.incidents.front().recovered;
+}
+
+} // namespace
+
+bool counts_against_gate(const correlate::Diagnosis& d, const catalog::Catalog& cat, const correlate::Incident& inc) {
+  if (recovered_symptoms_only(d)) {
+    return false;
+  }
+  return !(inc.recovered && !cat.at(inc.signature).headline.empty());
+}
+
+bool fails_gate(const correlate::Diagnosis& d, const catalog::Catalog& cat, catalog::Severity level) {
+  if (recovered_symptoms_only(d)) {
+    return false;
+  }
+  for (const auto& inc : d.incidents) {
+    if (cat.at(inc.signature).severity >= level && counts_against_gate(d, cat, inc)) {
+      return true;
+    }
+  }
+  return std::any_of(d.unexplained.begin(), d.unexplained.end(),
+                     [&](const correlate::Group& g) { return cat.at(g.signature).severity >= level; });
+}
+
 bool worth_listing_missing(const catalog::Signature& sig, const correlate::Incident& inc, std::uint32_t signal) {
   if (sig.signals[signal].anchor) {
     return false;

@@ -7,6 +7,8 @@
 // escapes and the runner does not unescape any other %XX.
 #include <denpex/report/formats.hpp>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include <denpex/correlate/describe.hpp>
@@ -128,7 +130,10 @@ void print_github(std::ostream& out, const correlate::Diagnosis& d, const catalo
     }
     msg += "verify: " + sig.verify.summary + "\n";
     msg += "log: " + util::escape_for_terminal(util::clip(util::trim(inc.first.text), 500));
-    annotation(out, command_for(sig.severity, run.fail_on), d, inc.first, title, msg);
+    // What the run went on past never fails the gate: at most a warning.
+    const auto level = counts_against_gate(d, cat, inc) ? sig.severity
+                                                        : std::min(sig.severity, catalog::Severity::warning);
+    annotation(out, command_for(level, run.fail_on), d, inc.first, title, msg);
   }
   for (const auto& g : d.unexplained) {
     const auto& sig = cat.at(g.signature);
