@@ -1,5 +1,7 @@
 #include "options.hpp"
 
+#include <sstream>
+
 #include <fmt/format.h>
 
 #include <denpex/catalog/catalog.hpp>
@@ -142,14 +144,56 @@ public:
   explicit WrappingFormatter(std::size_t width) : m_width(width) { column_width(width < 80 ? 22 : 30); }
 
   std::string make_option_desc(const CLI::Option* opt) const override {
-    // CLI11 indents each line after a '\n' under the description column.
-    const auto room = m_width > get_column_width() + 20 ? m_width - get_column_width() : 20;
-    auto text = util::wrap(CLI::Formatter::make_option_desc(opt), room, "");
-    if (!text.empty() && text.back() == '\n') {
-      text.pop_back();
-    }
-    return text;
+    return right_column(CLI::Formatter::make_option_desc(opt));
   }
+
+  std::string make_subcommand(const CLI::App* sub) const override {
+    std::stringstream out;
+    CLI::detail::format_help(out, sub->get_display_name(true), right_column(sub->get_description()),
+                             get_column_width());
+    return out.str();
+  }
+
+  // The app's description and footer, each paragraph wrapped to the width.
+  std::string make_description(const CLI::App* app) const override {
+    return paragraphs(CLI::Formatter::make_description(app));
+  }
+  std::string make_footer(const CLI::App* app) const override {
+    return paragraphs(CLI::Formatter::make_footer(app));
+  }
+
+private:
+  // A description for the right column: CLI11 indents each line after a
+  // '\n' under that column.
+  [[nodiscard]] std::string right_column(const std::string& text) const {
+    const auto room = m_width > get_column_width() + 20 ? m_width - get_column_width() : 20;
+    auto out = util::wrap(text, room, "");
+    if (!out.empty() && out.back() == '\n') {
+      out.pop_back();
+    }
+    return out;
+  }
+
+  // Lines that are wider than the terminal are wrapped; examples (indented)
+  // and short lines stay as written.
+  [[nodiscard]] std::string paragraphs(const std::string& text) const {
+    std::string out;
+    std::istringstream lines(text);
+    std::string line;
+    while (std::getline(lines, line)) {
+      if (util::display_columns(line) <= m_width || util::starts_with(line, " ")) {
+        out += line + "\n";
+      } else {
+        out += util::wrap(line, m_width, "");
+      }
+    }
+    if (!text.empty() && text.back() != '\n' && !out.empty()) {
+      out.pop_back();
+    }
+    return out;
+  }
+
+public:
 
 private:
   std::size_t m_width;
