@@ -555,8 +555,9 @@ private:
 // Finds the last training-progress line of a source cheaply: only the tail
 // of each chunk (4 KiB) is looked at, so progress is known at chunk
 // granularity for about 0.4% extra work. Progress is a step or iteration
-// with a finite loss, Megatron's iteration counter, or a tqdm bar, and no
-// NaN or Inf loss or gradient norm on the line.
+// with a finite loss, Megatron's iteration counter, a tqdm bar, or Hugging
+// Face Trainer's log dict with a finite loss and an epoch, and no NaN or Inf
+// loss or gradient norm on the line.
 class ProgressTracker {
 public:
   ProgressTracker() {
@@ -567,6 +568,7 @@ public:
         R"((?i)\b(?:step|iter(?:ation)?|global_step)\b[ =:]*\d+.*\bloss\b[ =:]*-?\d+\.\d+)",
         R"(\biteration\s+\d+\s*/\s*\d+\s*\|)",
         R"(\d+/\d+ \[\d+:\d+(?::\d+)?<\d+:\d+)",
+        R"(\{'loss': -?\d+(?:\.\d+)?(?:e-?\d+)?,.*'epoch': \d)",
     };
     for (const char* p : k_patterns) {
       m_set->Add(p, nullptr);

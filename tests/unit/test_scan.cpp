@@ -65,3 +65,36 @@ TEST_CASE("scan::run: one big file gives the same hits, samples and totals at -j
   CHECK(three.totals.bytes == text.size());
   CHECK(three.progress.size() == one.progress.size());
 }
+
+TEST_CASE("scan::run: training progress is recognised in each trainer's own form, never on a NaN loss", "[scan]") {
+  Diagnostics diags;
+  const auto cat = catalog::load_catalog({}, diags);
+  auto m = matcher::Matcher::compile(cat, {});
+  REQUIRE(m);
+  auto last_progress = [&](const std::string& text) -> std::uint64_t {
+    auto opener = source::make_memory_opener({{"train.log", text}});
+    scan::ScanOptions so;
+    so.jobs = 1;
+    Diagnostics d;
+    auto r = scan::run(*opener, {"train.log"}, *m, so, d);
+    return r.progress.empty() ? 0 : r.progress.front().line_no;
+  };
+  // The forms the trainers print (their format strings), on line 2 after a header.
+  for (const std::string line : {
+           "iter 16 step 1: loss 2.0308, iter time: 1489.61ms (optimizer.step)", // lit-gpt
+           " iteration     1200/  500000 | consumed samples:       1228800 | lm loss: 3.2E+00 |", // Megatron
+           " 22%|##2       | 11/50 [1:55:26<6:49:05, 629.37s/it]",                                 // tqdm
+           "{'loss': 1.6747, 'grad_norm': 0.91, 'learning_rate': 0.0001956, 'epoch': 0.1}",       // HF Trainer
+       }) {
+    INFO(line);
+    CHECK(last_progress("starting\n" + line + "\n") == 2);
+  }
+  for (const std::string line : {
+           "{'loss': nan, 'grad_norm': nan, 'learning_rate': 2.0e-05, 'epoch': 0.27}",
+           "iter 16 step 1: loss nan, iter time: 1405.01ms",
+           "{'train_runtime': 1234.5, 'train_samples_per_second': 10.1, 'epoch': 1.0}",
+       }) {
+    INFO(line);
+    CHECK(last_progress("starting\n" + line + "\n") == 0);
+  }
+}
