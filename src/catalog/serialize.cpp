@@ -83,6 +83,21 @@ public:
     }
     return v;
   }
+  // Past a string without copying it.
+  void skip_str() {
+    const auto n = u32();
+    if (n > m_in.size()) {
+      m_bad = true;
+      return;
+    }
+    m_in.remove_prefix(n);
+  }
+  void skip_strs(std::uint32_t per_item = 1) {
+    const auto n = count();
+    for (std::uint32_t i = 0; i < n * per_item && !m_bad; ++i) {
+      skip_str();
+    }
+  }
   std::vector<std::pair<std::string, std::string>> pairs() {
     std::vector<std::pair<std::string, std::string>> v(count());
     for (auto& [a, b] : v) {
@@ -133,7 +148,20 @@ void write_examples(Writer& w, const Signature& sig) {
   w.strs(sig.no_match_examples);
 }
 
-void read_examples(Reader& r, Signature& sig) {
+// The examples, or (`keep` false: diagnose and grep never show them) past
+// them without copying a byte.
+void read_examples(Reader& r, Signature& sig, bool keep) {
+  if (!keep) {
+    const auto n = r.count();
+    for (std::uint32_t i = 0; i < n; ++i) {
+      r.skip_str();     // line
+      r.skip_str();     // signal
+      r.skip_strs(2);   // captures
+      r.skip_str();     // origin
+    }
+    r.skip_strs();      // near-misses
+    return;
+  }
   sig.match_examples.resize(r.count());
   for (auto& ex : sig.match_examples) {
     ex.line = r.str();
@@ -217,11 +245,7 @@ Signature read_signature(Reader& r, bool examples) {
   for (auto& [title, url] : r.pairs()) {
     sig.references.push_back({std::move(title), std::move(url)});
   }
-  read_examples(r, sig);
-  if (!examples) {
-    sig.match_examples.clear();
-    sig.no_match_examples.clear();
-  }
+  read_examples(r, sig, examples);
   sig.file = r.str();
   sig.builtin = r.u32() != 0;
   return sig;
