@@ -82,6 +82,12 @@ struct Span {
 // chunk; beyond it, the chunk is matched line by line (scan_candidates).
 constexpr std::size_t k_whole_chunk_max = 8;
 
+// A pattern the prefilter names on more lines of one chunk than this is
+// searched over the whole chunk instead: one RE2 pass over 1 MiB costs about
+// what a thousand single-line searches do (a line that only looks like a
+// match, e.g. when the expression had to be relaxed, costs a search too).
+constexpr std::size_t k_max_lines_per_pattern = 1024;
+
 RE2::Options base_options() {
   RE2::Options o;
   o.set_log_errors(false);
@@ -130,7 +136,8 @@ struct Matcher::Impl {
     const Pattern& pat = patterns[p];
     const RE2& re = pat.re();
     const int n = pat.groups() + 1;
-    std::vector<re2::StringPiece> sub(static_cast<std::size_t>(n));
+    thread_local std::vector<re2::StringPiece> sub;
+    sub.resize(static_cast<std::size_t>(n));
     std::size_t pos = from;
     while (pos < to) {
       if (!re.Match(re2::StringPiece(text.data(), text.size()), pos, to, RE2::UNANCHORED, sub.data(), n)) {
@@ -248,7 +255,17 @@ std::string Matcher::describe() const {
   return s;
 }
 
-void Matcher::candidates(std::string_view text, std::vector<int>& out, Diagnostics& diags, ScanStats* stats) const {
+std::vector<int> Candidates::patterns() const {
+  std::vector<int> out = whole;
+  for (const auto& l : lines) {
+    out.push_back(static_cast<int>(l.pattern));
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+void Matcher::candidates(std::string_view text, Candidates& out, Diagnostics& diags, ScanStats* stats) const {
   const auto& impl = *m_impl;
   out.clear();
   if (impl.total() == 0 || text.empty()) {
@@ -257,23 +274,31 @@ void Matcher::candidates(std::string_view text, std::vector<int>& out, Diagnosti
   if (stats != nullptr) {
     ++stats->chunks;
   }
-  if (impl.prefilter && !impl.prefilter->scan(text, out)) {
+  if (impl.prefilter && !impl.prefilter->scan(text, k_max_lines_per_pattern, out.lines, out.whole)) {
     // Never a silent miss: without the prefilter's answer, ask RE2 for all.
     out.clear();
     if (!impl.warned_prefilter.exchange(true)) {
       diags.warning(Error{ErrorKind::invalid, "matcher",
                           "the Hyperscan prefilter failed; scanning pattern by pattern (same results, slower)"});
     }
-    impl.match_one_by_one(text, nullptr, out);
-    std::sort(out.begin(), out.end());
+    impl.match_one_by_one(text, nullptr, out.whole);
+    std::sort(out.whole.begin(), out.whole.end());
     return;
   }
+  // The extra patterns only ask whether the chunk holds one: no lines.
+  const auto extra = std::stable_partition(out.lines.begin(), out.lines.end(), [&](const Candidates::Line& l) {
+    return l.pattern < impl.patterns.size();
+  });
+  for (auto it = extra; it != out.lines.end(); ++it) {
+    out.whole.push_back(static_cast<int>(it->pattern));
+  }
+  out.lines.erase(extra, out.lines.end());
   if (impl.set) {
     thread_local std::vector<int> set_out;
     RE2::Set::ErrorInfo info{};
     if (impl.set->Match(re2::StringPiece(text.data(), text.size()), &set_out, &info)) {
       for (const int k : set_out) {
-        out.push_back(static_cast<int>(impl.set_to_pattern[static_cast<std::size_t>(k)]));
+        out.whole.push_back(static_cast<int>(impl.set_to_pattern[static_cast<std::size_t>(k)]));
       }
     } else if (info.kind != RE2::Set::kNoError) {
       // A silent miss is worse than a slow scan: try every pattern alone.
@@ -284,58 +309,76 @@ void Matcher::candidates(std::string_view text, std::vector<int>& out, Diagnosti
         diags.warning(Error{ErrorKind::invalid, "matcher",
                             "the RE2 set's DFA ran out of memory; scanning pattern by pattern (same results, slower)"});
       }
-      impl.match_one_by_one(text, &impl.set_to_pattern, out);
+      impl.match_one_by_one(text, &impl.set_to_pattern, out.whole);
     }
   }
-  std::sort(out.begin(), out.end()); // neither engine reports in order
+  // Neither engine reports in order.
+  std::sort(out.whole.begin(), out.whole.end());
+  out.whole.erase(std::unique(out.whole.begin(), out.whole.end()), out.whole.end());
+  std::sort(out.lines.begin(), out.lines.end(), [](const Candidates::Line& a, const Candidates::Line& b) {
+    return a.begin != b.begin ? a.begin < b.begin : a.pattern < b.pattern;
+  });
+  out.lines.erase(std::unique(out.lines.begin(), out.lines.end(),
+                              [](const Candidates::Line& a, const Candidates::Line& b) {
+                                return a.begin == b.begin && a.pattern == b.pattern;
+                              }),
+                  out.lines.end());
 }
 
 bool Matcher::scan(const source::Chunk& chunk, MatchSink& sink, Diagnostics& diags, ScanStats* stats) const {
-  thread_local std::vector<int> set_hits;
-  candidates(chunk.text, set_hits, diags, stats);
-  return scan_candidates(chunk, set_hits, sink, stats);
+  thread_local Candidates found;
+  candidates(chunk.text, found, diags, stats);
+  return scan_candidates(chunk, found, sink, stats);
 }
 
-bool Matcher::scan_candidates(const source::Chunk& chunk, const std::vector<int>& set_hits, MatchSink& sink,
+bool Matcher::scan_candidates(const source::Chunk& chunk, const Candidates& found, MatchSink& sink,
                               ScanStats* stats) const {
   const auto& impl = *m_impl;
   const std::string_view text = chunk.text;
-  if (set_hits.empty()) {
+  if (found.empty()) {
     return true;
   }
   if (stats != nullptr) {
     ++stats->chunks_with_hits;
+    stats->lines_confirmed += found.lines.size();
   }
 
   thread_local std::vector<Hit> hits;
   thread_local std::vector<Span> spans;
   hits.clear();
   spans.clear();
+  // The lines the prefilter named: one RE2 search of each.
+  for (const auto& l : found.lines) {
+    impl.find_all(l.pattern, text, l.begin, l.end, hits, spans);
+  }
+  // The patterns to search for over the whole chunk.
+  const auto& whole = found.whole;
   const auto signals = static_cast<std::size_t>(
-      std::lower_bound(set_hits.begin(), set_hits.end(), static_cast<int>(impl.patterns.size())) - set_hits.begin());
+      std::lower_bound(whole.begin(), whole.end(), static_cast<int>(impl.patterns.size())) - whole.begin());
   if (signals <= k_whole_chunk_max) {
     // The usual case: a few patterns, each searched over the whole chunk.
     for (std::size_t k = 0; k < signals; ++k) {
-      impl.find_all(static_cast<std::uint32_t>(set_hits[k]), text, 0, text.size(), hits, spans);
+      impl.find_all(static_cast<std::uint32_t>(whole[k]), text, 0, text.size(), hits, spans);
     }
   } else {
-    // Many patterns in one chunk (a log that is all errors, a node dump of
-    // Xid lines): one search per pattern over the whole chunk would cost
+    // Many patterns in one chunk (a log that is all errors, without the
+    // prefilter): one search per pattern over the whole chunk would cost
     // `signals` passes. Ask line by line which patterns occur, and search
     // only those lines.
     if (stats != nullptr) {
       ++stats->line_by_line;
     }
-    thread_local std::vector<int> line_hits;
+    thread_local Candidates on_line;
     Diagnostics ignored; // the same engines already ran over this chunk, and warned
     for (std::size_t start = 0; start < text.size();) {
       std::size_t end = text.find('\n', start);
       if (end == std::string_view::npos) {
         end = text.size();
       }
-      candidates(text.substr(start, end - start), line_hits, ignored);
-      for (const int p : line_hits) {
-        if (static_cast<std::size_t>(p) < impl.patterns.size()) {
+      candidates(text.substr(start, end - start), on_line, ignored);
+      for (const int p : on_line.patterns()) {
+        if (static_cast<std::size_t>(p) < impl.patterns.size() &&
+            std::binary_search(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(signals), p)) {
           impl.find_all(static_cast<std::uint32_t>(p), text, start, end, hits, spans);
         }
       }

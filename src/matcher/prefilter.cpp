@@ -276,7 +276,7 @@ std::unique_ptr<Prefilter> Prefilter::build(const std::vector<std::optional<std:
   }
   return nullptr;
 }
-bool Prefilter::scan(std::string_view, std::vector<int>&) const { return false; }
+bool Prefilter::scan(std::string_view, std::size_t, std::vector<Line>&, std::vector<int>&) const { return false; }
 std::string Prefilter::describe() const { return "no prefilter"; }
 } // namespace detail
 
@@ -284,8 +284,10 @@ std::string Prefilter::describe() const { return "no prefilter"; }
 
 namespace {
 
-constexpr unsigned k_flags = HS_FLAG_PREFILTER | HS_FLAG_SINGLEMATCH | HS_FLAG_MULTILINE | HS_FLAG_ALLOWEMPTY;
-constexpr std::string_view k_magic = "denpex-hs-blob-1";
+// Not HS_FLAG_SINGLEMATCH: every match's end offset is reported, so that the
+// matcher confirms the lines that may match, not the whole chunk.
+constexpr unsigned k_flags = HS_FLAG_PREFILTER | HS_FLAG_MULTILINE | HS_FLAG_ALLOWEMPTY;
+constexpr std::string_view k_magic = "denpex-hs-blob-2";
 
 struct HsDatabaseDeleter {
   void operator()(hs_database_t* db) const { hs_free_database(db); }
@@ -383,18 +385,67 @@ std::optional<Blob> parse_blob(std::string_view in) {
   return b;
 }
 
-struct ScanContext {
-  const std::vector<std::uint32_t>* offsets;
-  const std::vector<std::uint32_t>* patterns;
-  std::vector<int>* out;
+// One Hyperscan id's lines in the scan in progress.
+struct IdState {
+  std::uint32_t begin = 0; // the last line reported for this id: [begin, end)
+  std::uint32_t end = 0;
+  std::uint32_t lines = 0;
+  bool seen = false;
+  bool whole = false; // too many lines: searched over the whole chunk
 };
 
-int on_match(unsigned int id, unsigned long long, unsigned long long, unsigned int, void* ctx) {
+// A candidate line before its id is mapped to patterns.
+struct IdLine {
+  std::uint32_t begin;
+  std::uint32_t end;
+  std::uint32_t id;
+};
+
+struct ScanContext {
+  std::string_view text;
+  std::size_t max_lines;
+  std::vector<IdState>* state; // per Hyperscan id
+  std::vector<IdLine>* lines;
+};
+
+// Hyperscan reports where a match of the (relaxed) expression ends, at every
+// end offset. A line-local RE2 match text[b, e) of the pattern is also a
+// match of its expression, reported at e: so the line holding byte e - 1
+// (or, for an empty match, the line starting at e) is the only line to
+// confirm. Several reports on one line (`.*` ends anywhere) are one line.
+int on_match(unsigned int id, unsigned long long, unsigned long long to_, unsigned int, void* ctx) {
   auto& c = *static_cast<ScanContext*>(ctx);
-  for (auto k = (*c.offsets)[id]; k < (*c.offsets)[id + 1]; ++k) {
-    c.out->push_back(static_cast<int>((*c.patterns)[k]));
+  auto& st = (*c.state)[id];
+  if (st.whole) {
+    return 0;
   }
-  return 0; // SINGLEMATCH: each id comes once per scan
+  const char* text = c.text.data();
+  const auto to = static_cast<std::size_t>(to_);
+  std::size_t begin = 0;
+  if (to == 0 || text[to - 1] == '\n') {
+    if (to >= c.text.size() || (st.seen && st.begin == to)) {
+      return 0; // an empty match at the very end, or a line already named
+    }
+    begin = to;
+  } else {
+    const std::size_t q = to - 1;
+    if (st.seen && q >= st.begin && q < st.end) {
+      return 0;
+    }
+    const void* nl = ::memrchr(text, '\n', q);
+    begin = nl == nullptr ? 0 : static_cast<std::size_t>(static_cast<const char*>(nl) - text) + 1;
+  }
+  const void* nl = std::memchr(text + begin, '\n', c.text.size() - begin);
+  const std::size_t end = nl == nullptr ? c.text.size() : static_cast<std::size_t>(static_cast<const char*>(nl) - text);
+  st.seen = true;
+  st.begin = static_cast<std::uint32_t>(begin);
+  st.end = static_cast<std::uint32_t>(end);
+  if (++st.lines > c.max_lines) {
+    st.whole = true;
+    return 0;
+  }
+  c.lines->push_back(IdLine{st.begin, st.end, id});
+  return 0;
 }
 
 } // namespace
@@ -563,21 +614,41 @@ std::unique_ptr<Prefilter> Prefilter::build(const std::vector<std::optional<std:
   return pf;
 }
 
-bool Prefilter::scan(std::string_view text, std::vector<int>& out) const {
-  if (text.size() > 0xffffffffu) {
-    return false; // hs_scan takes an unsigned length; chunks are far smaller
+bool Prefilter::scan(std::string_view text, std::size_t max_lines, std::vector<Line>& lines,
+                     std::vector<int>& whole) const {
+  if (text.size() >= 0xffffffffu) {
+    return false; // hs_scan takes an unsigned length, lines are 32-bit offsets; chunks are far smaller
   }
   auto scratch = take_scratch();
   if (!scratch) {
     return false;
   }
+  thread_local std::vector<IdState> state;
+  thread_local std::vector<IdLine> id_lines;
   bool ok = true;
   for (const auto& d : m_dbs) {
-    ScanContext ctx{&d->offsets, &d->patterns, &out};
+    const std::size_t ids = d->offsets.size() - 1;
+    state.assign(ids, IdState{});
+    id_lines.clear();
+    ScanContext ctx{text, max_lines, &state, &id_lines};
     if (hs_scan(d->db.get(), text.data(), static_cast<unsigned>(text.size()), 0, scratch->space, on_match, &ctx) !=
         HS_SUCCESS) {
       ok = false;
       break;
+    }
+    for (const auto& l : id_lines) {
+      if (!state[l.id].whole) {
+        for (auto k = d->offsets[l.id]; k < d->offsets[l.id + 1]; ++k) {
+          lines.push_back(Line{l.begin, l.end, d->patterns[k]});
+        }
+      }
+    }
+    for (std::size_t id = 0; id < ids; ++id) {
+      if (state[id].whole) {
+        for (auto k = d->offsets[id]; k < d->offsets[id + 1]; ++k) {
+          whole.push_back(static_cast<int>(d->patterns[k]));
+        }
+      }
     }
   }
   give_back(std::move(scratch));

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include <denpex/matcher/matcher.hpp>
+
 namespace denpex::matcher::detail {
 
 class Prefilter {
@@ -26,10 +28,14 @@ public:
   Prefilter(const Prefilter&) = delete;
   Prefilter& operator=(const Prefilter&) = delete;
 
-  // Appends the index of every pattern that may occur in `text` (unsorted,
-  // without duplicates). False if Hyperscan failed (then `out` is unusable
-  // and the caller must not trust it). Thread-safe.
-  bool scan(std::string_view text, std::vector<int>& out) const;
+  // Where patterns may match in `text`, from Hyperscan's match end offsets:
+  // appends (line, pattern) for each line on which a pattern may match, in
+  // no particular order and possibly twice. A pattern reported on more than
+  // `max_lines` lines goes to `whole` instead (once; its lines are dropped):
+  // searching the chunk once is then cheaper than line after line. False if
+  // Hyperscan failed (then the output is unusable). Thread-safe.
+  using Line = Candidates::Line;
+  bool scan(std::string_view text, std::size_t max_lines, std::vector<Line>& lines, std::vector<int>& whole) const;
 
   // "hyperscan 5.4.0: 517 patterns (517 prebuilt, 0 compiled at start-up)".
   [[nodiscard]] std::string describe() const;

@@ -743,7 +743,7 @@ struct PendingChunk {
   std::string text;
   std::uint64_t first_line = 0;
   std::uint64_t offset = 0;
-  std::vector<int> candidates;
+  matcher::Candidates candidates;
 };
 
 using NextChunk = Expected<std::optional<source::Chunk>>;
@@ -767,7 +767,7 @@ void read_findings(source::LineReader& reader, std::optional<source::Chunk> firs
 template <typename Finish>
 void scan_sequential(source::LineReader& reader, std::optional<source::Chunk> first, const matcher::Matcher& matcher,
                      Diagnostics& diags, Finish& finish_chunk) {
-  std::vector<int> candidates;
+  matcher::Candidates candidates;
   for (NextChunk chunk = std::move(first);; chunk = reader.next()) {
     if (!chunk) {
       diags.error(chunk.error());
@@ -853,13 +853,14 @@ void scan_unit(source::InputOpener& opener, const source::InputUnit& unit, const
     }
 
     // Everything after the set match, in input order.
-    auto finish_chunk = [&](const source::Chunk& chunk, const std::vector<int>& candidates) {
+    auto finish_chunk = [&](const source::Chunk& chunk, const matcher::Candidates& candidates) {
       matcher.scan_candidates(chunk, candidates, sink);
       progress_tracker().update(chunk, local_id, ctx, progress);
       // With the sampler's patterns in the matcher's set, a chunk is sampled
       // only if the set saw one of them: no second pass over every byte.
       const bool may_sample = !matcher.has_extra_patterns() ||
-                              (!candidates.empty() && static_cast<std::size_t>(candidates.back()) >= matcher.extra_base());
+                              (!candidates.whole.empty() &&
+                                                              static_cast<std::size_t>(candidates.whole.back()) >= matcher.extra_base());
       if (samples_left > 0 && may_sample) {
         samples_left -= error_sampler().sample(chunk, local_id, ctx, samples_left, options.max_line_copy,
                                                out.error_lines);

@@ -6,7 +6,8 @@
 // `denpex signatures test` does. The same catalog is also compiled without
 // the Hyperscan prefilter: on every example line, each pattern RE2 alone
 // finds must also be one the prefilter names (its translation of the
-// pattern is a superset, whatever the pattern is).
+// pattern is a superset, whatever the pattern is), and the matches found
+// through the lines it names must be RE2's own, hit for hit.
 #include <cstddef>
 #include <algorithm>
 #include <cstdint>
@@ -17,6 +18,8 @@
 #include <denpex/catalog/catalog.hpp>
 #include <denpex/matcher/matcher.hpp>
 #include <denpex/util/diagnostics.hpp>
+
+#include "../support/match_list.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace denpex;
@@ -46,14 +49,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto r = matcher::Matcher::compile(cat, re2_only);
   const auto& entry = cat.at(0);
   auto superset = [&](const std::string& line) {
-    std::vector<int> want;
-    std::vector<int> got;
-    r->candidates(line, want, diags);
-    m->candidates(line, got, diags);
+    matcher::Candidates c;
+    r->candidates(line, c, diags);
+    const auto want = c.patterns();
+    m->candidates(line, c, diags);
+    const auto got = c.patterns();
     for (const int p : want) {
       if (!std::binary_search(got.begin(), got.end(), p)) {
         std::abort(); // the prefilter dropped a pattern RE2 finds
       }
+    }
+    if (testing::match_list(*r, line, diags) != testing::match_list(*m, line, diags)) {
+      std::abort(); // the prefilter's lines lost or changed a match
     }
   };
   if (r) {

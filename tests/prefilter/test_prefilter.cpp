@@ -10,6 +10,8 @@
 #include <denpex/catalog/catalog.hpp>
 #include <denpex/matcher/matcher.hpp>
 #include <denpex/matcher/prefilter.hpp>
+
+#include "../support/match_list.hpp"
 #include <denpex/scan/scan.hpp>
 #include <denpex/selftest/selftest.hpp>
 #include <denpex/util/diagnostics.hpp>
@@ -55,14 +57,15 @@ Matcher builtin_matcher(bool prefilter, std::string_view blob = denpex::matcher:
 }
 
 std::vector<int> candidates(const Matcher& m, std::string_view text) {
-  std::vector<int> out;
+  denpex::matcher::Candidates out;
   Diagnostics diags;
   m.candidates(text, out, diags);
   CHECK(diags.size() == 0);
-  return out;
+  return out.patterns();
 }
 
-// Every pattern RE2 finds in `text`, the prefilter must also name.
+// Every pattern RE2 finds in `text`, the prefilter must also name; and the
+// matches found on the lines it names must be RE2's own, hit for hit.
 void check_superset(const Matcher& hs, const Matcher& re2, std::string_view text) {
   const auto want = candidates(re2, text);
   const auto got = candidates(hs, text);
@@ -70,6 +73,13 @@ void check_superset(const Matcher& hs, const Matcher& re2, std::string_view text
     if (!std::binary_search(got.begin(), got.end(), p)) {
       FAIL_CHECK("prefilter missed pattern " << p << " in: " << text.substr(0, 300));
     }
+  }
+  Diagnostics diags;
+  const auto want_hits = denpex::testing::match_list(re2, text, diags);
+  const auto got_hits = denpex::testing::match_list(hs, text, diags);
+  if (want_hits != got_hits) {
+    FAIL_CHECK("the prefilter's lines gave " << got_hits.size() << " matches, RE2 alone " << want_hits.size()
+                                             << ", in: " << text.substr(0, 300));
   }
 }
 
@@ -172,6 +182,38 @@ TEST_CASE("prefilter: finds every pattern RE2 finds, over the catalog's examples
   }
   CHECK(lines > 1000);
   CHECK(files > 20);
+}
+
+TEST_CASE("prefilter: the lines it names give RE2's matches, however dense the chunk", "[prefilter]") {
+  const Matcher hs = builtin_matcher(true);
+  const Matcher re2 = builtin_matcher(false);
+  const std::string xid = "NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.";
+  const std::string init = "node-1:123:456 [0] NCCL INFO comm 0x5581 rank 3 nRanks 16 nNodes 2 localRanks 8 "
+                           "localRank 3 MNNVL 0 - Init COMPLETE";
+  SECTION("a few lines: each is named, nothing is searched over the whole chunk") {
+    const std::string text = "noise\n" + xid + "\n\n" + init + "\r\n" + xid + " " + xid + "\nlast, unterminated " + xid;
+    denpex::matcher::Candidates c;
+    Diagnostics diags;
+    hs.candidates(text, c, diags);
+    CHECK_FALSE(c.lines.empty());
+    for (const int p : c.whole) {
+      CHECK(static_cast<std::size_t>(p) >= hs.extra_base()); // only the sampler's patterns
+    }
+    check_superset(hs, re2, text);
+  }
+  SECTION("a pattern on more lines than one chunk should confirm one by one is searched over the chunk") {
+    std::string text;
+    for (int k = 0; k < 3000; ++k) {
+      text += (k % 3 == 0 ? xid : init) + "\n" + "step " + std::to_string(k) + " loss 1.0\n";
+    }
+    denpex::matcher::Candidates c;
+    Diagnostics diags;
+    hs.candidates(text, c, diags);
+    CHECK(std::any_of(c.whole.begin(), c.whole.end(),
+                      [&](int p) { return static_cast<std::size_t>(p) < hs.extra_base(); }));
+    check_superset(hs, re2, text);
+    CHECK(denpex::testing::match_list(hs, text, diags).size() >= 3000);
+  }
 }
 
 TEST_CASE("prefilter: mangled example lines (multi-byte text, case, cut) stay a superset", "[prefilter]") {

@@ -1,14 +1,17 @@
 // denpex::matcher — the hot path: finds the catalog's signals in chunks.
 //
-// Two stages. A prefilter names the patterns that may occur in a chunk: the
+// Two stages. A prefilter names where patterns may occur in a chunk: the
 // Hyperscan database of every signal pattern (prefilter.hpp; the built-in
-// ones compiled at build time and embedded), or, where Hyperscan cannot run
-// or with --no-prefilter, one RE2::Set. Then each named pattern's own RE2,
-// the engine of record, finds the lines and captures; a chunk with many
-// candidates is matched line by line. Lines are never split for chunks that
+// ones compiled at build time and embedded) names the lines, from its match
+// end offsets; where Hyperscan cannot run, or with --no-prefilter, one
+// RE2::Set names the patterns that occur somewhere in the chunk. Then each
+// named pattern's own RE2, the engine of record, confirms the match and
+// takes the captures: on the named lines only, or over the whole chunk (line
+// by line when many patterns occur in it). So the cost follows the matches,
+// not the chunks they fall in, and lines are never split for chunks that
 // match nothing. Both paths give the same matches (tests/prefilter). The
-// matcher knows nothing about ranks, times or ordering across chunks (that is
-// context and correlate).
+// matcher knows nothing about ranks, times or ordering across chunks (that
+// is context and correlate).
 #pragma once
 
 #include <cstdint>
@@ -70,7 +73,32 @@ struct ScanStats {
   std::uint64_t chunks = 0;
   std::uint64_t chunks_with_hits = 0;
   std::uint64_t dfa_fallbacks = 0;
-  std::uint64_t line_by_line = 0; // chunks with so many candidates they were matched per line
+  std::uint64_t line_by_line = 0;    // chunks with so many whole-chunk patterns they were matched per line
+  std::uint64_t lines_confirmed = 0; // (line, pattern) pairs the prefilter named, each one RE2 search
+};
+
+// Where the first stage says patterns may occur in one chunk.
+struct Candidates {
+  // Patterns to search for over the whole chunk, sorted and unique: those
+  // RE2's set found (without the prefilter), a pattern the prefilter named
+  // on too many lines, and the extra patterns (MatcherOptions).
+  std::vector<int> whole;
+  // A line on which a pattern may match (text[begin, end), without its
+  // '\n'): only that line is searched for it. Sorted by line, then pattern.
+  struct Line {
+    std::uint32_t begin;
+    std::uint32_t end;
+    std::uint32_t pattern;
+  };
+  std::vector<Line> lines;
+
+  void clear() {
+    whole.clear();
+    lines.clear();
+  }
+  [[nodiscard]] bool empty() const { return whole.empty() && lines.empty(); }
+  // Every pattern named either way, sorted and unique.
+  [[nodiscard]] std::vector<int> patterns() const;
 };
 
 class Matcher {
@@ -91,11 +119,11 @@ public:
   bool scan(const source::Chunk& chunk, MatchSink& sink, Diagnostics& diags, ScanStats* stats = nullptr) const;
 
   // scan() in two steps, so the expensive first one can run on other threads:
-  // candidates() runs the set over `text` and stores the indexes of patterns
-  // that occur in it (sorted; empty if none); scan_candidates() then finds and
-  // reports those patterns' lines, in line order. Both are thread-safe.
-  void candidates(std::string_view text, std::vector<int>& out, Diagnostics& diags, ScanStats* stats = nullptr) const;
-  bool scan_candidates(const source::Chunk& chunk, const std::vector<int>& candidates, MatchSink& sink,
+  // candidates() runs the prefilter (or the set) over `text` and stores where
+  // patterns may occur (empty if nowhere); scan_candidates() then confirms
+  // them and reports the matches, in line order. Both are thread-safe.
+  void candidates(std::string_view text, Candidates& out, Diagnostics& diags, ScanStats* stats = nullptr) const;
+  bool scan_candidates(const source::Chunk& chunk, const Candidates& candidates, MatchSink& sink,
                        ScanStats* stats = nullptr) const;
 
   [[nodiscard]] std::size_t pattern_count() const;
