@@ -297,6 +297,10 @@ Status run_diagnose(const CommonArgs& common, const DiagnoseArgs& args, Diagnost
   progress.stop();
   spdlog::info("read: {} bytes, {} lines, {} sources in {:.1f} ms", result.totals.bytes, result.totals.lines,
                result.totals.sources, ms_since_start() - read_from);
+  spdlog::info("match: {} chunks, {} with candidates, {} candidate lines confirmed by RE2, {} chunks matched line "
+               "by line, {} matches",
+               result.matcher.chunks, result.matcher.chunks_with_hits, result.matcher.lines_confirmed,
+               result.matcher.line_by_line, result.totals.matches);
 
   const double correlate_from = ms_since_start();
   auto diagnosis = correlate::correlate(std::move(result.hits), std::move(result.sources), *cat, co, result.progress);

@@ -592,24 +592,8 @@ LineContext SourceContext::context_for(std::string_view chunk, std::size_t line_
     }
   }
   if (ctx.time.kind == ClockKind::none) {
-    // The nearest earlier stamp within k_stamp_lookback lines, through the
-    // chunk and on into the previous chunks' tails: the same stamp whatever
-    // the chunk size.
-    std::size_t end = line_pos;
-    std::size_t k = 0;
-    for (; k < k_stamp_lookback && end > 0; ++k) {
-      const auto prev_end = end - 1; // the '\n' before the current line
-      const auto nl = prev_end == 0 ? std::string_view::npos : chunk.rfind('\n', prev_end - 1);
-      const std::size_t start = nl == std::string_view::npos ? 0 : nl + 1;
-      if (auto t = find_timestamp(chunk.substr(start, prev_end - start))) {
-        ctx.time = *t;
-        ctx.time.origin = Origin::neighbour;
-        break;
-      }
-      end = start;
-    }
-    if (ctx.time.kind == ClockKind::none && end == 0 && m_last_stamp && k + m_last_stamp_distance < k_stamp_lookback) {
-      ctx.time = *m_last_stamp;
+    if (auto t = stamp_above(chunk, line_pos)) {
+      ctx.time = *t;
       ctx.time.origin = Origin::neighbour;
     }
   }
@@ -628,7 +612,58 @@ LineContext SourceContext::context_for(std::string_view chunk, std::size_t line_
   return ctx;
 }
 
+// The nearest earlier stamp within k_stamp_lookback lines, through the chunk
+// and on into the previous chunks' tails: the same stamp whatever the chunk
+// size. Where the walk reaches the line the last walk was for, the rest of
+// it is that walk's, k lines further down.
+std::optional<Timestamp> SourceContext::stamp_above(std::string_view chunk, std::size_t line_pos) {
+  std::optional<Timestamp> found;
+  std::size_t end = line_pos;
+  std::size_t k = 0;
+  for (; k < k_stamp_lookback && end > 0; ++k) {
+    if (m_walk.chunk == chunk.data() && end == m_walk.line_pos) {
+      if (m_walk.found) {
+        if (k + m_walk.lines <= k_stamp_lookback) {
+          found = m_walk_stamp;
+          k += m_walk.lines;
+        } else {
+          k = k_stamp_lookback;
+        }
+      } else if (m_walk.to_start && k + m_walk.lines < k_stamp_lookback) {
+        k += m_walk.lines;
+        end = 0;
+      } else {
+        k = k_stamp_lookback;
+      }
+      break;
+    }
+    const auto prev_end = end - 1; // the '\n' before the current line
+    const auto nl = prev_end == 0 ? std::string_view::npos : chunk.rfind('\n', prev_end - 1);
+    const std::size_t start = nl == std::string_view::npos ? 0 : nl + 1;
+    if (auto t = find_timestamp(chunk.substr(start, prev_end - start))) {
+      found = *t;
+      ++k;
+      break;
+    }
+    end = start;
+  }
+  m_walk.chunk = chunk.data();
+  m_walk.line_pos = line_pos;
+  m_walk.found = found.has_value();
+  m_walk.lines = k;
+  m_walk.to_start = !found && end == 0;
+  if (found) {
+    m_walk_stamp = *found;
+    return found;
+  }
+  if (end == 0 && m_last_stamp && k + m_last_stamp_distance < k_stamp_lookback) {
+    return m_last_stamp;
+  }
+  return std::nullopt;
+}
+
 void SourceContext::end_chunk(std::string_view chunk) {
+  m_walk.chunk = nullptr;
   std::size_t end = chunk.size();
   if (end > 0 && chunk[end - 1] == '\n') {
     --end;

@@ -71,7 +71,7 @@ constexpr std::array<std::string_view, 12> k_months = {"Jan", "Feb", "Mar", "Apr
 constexpr std::array<std::string_view, 7> k_days = {"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"};
 
 std::optional<int> month_at(std::string_view s, std::size_t pos) {
-  if (pos + 3 > s.size()) {
+  if (pos + 3 > s.size() || std::string_view("JFMASOND").find(s[pos]) == std::string_view::npos) {
     return std::nullopt;
   }
   for (std::size_t i = 0; i < k_months.size(); ++i) {
@@ -221,6 +221,9 @@ std::optional<Timestamp> parse_glog(std::string_view s, std::size_t pos) {
 // month-day stamp right after a level word.
 std::optional<Timestamp> parse_level_month_day(std::string_view s, std::size_t pos) {
   static constexpr std::string_view k_levels[] = {"INFO ", "WARNING ", "ERROR ", "DEBUG ", "CRITICAL ", "WARN "};
+  if (pos == 0 || s[pos - 1] != ' ' || pos + 2 >= s.size() || s[pos + 2] != '-') {
+    return std::nullopt; // "MM-" right after a space, or not this form
+  }
   const auto before = s.substr(0, pos);
   const bool after_level = std::any_of(std::begin(k_levels), std::end(k_levels), [&](std::string_view l) {
     return before.size() >= l.size() && before.substr(before.size() - l.size()) == l;
@@ -239,6 +242,10 @@ std::optional<Timestamp> parse_level_month_day(std::string_view s, std::size_t p
 
 // syslog: Mon DD HH:MM:SS  /  dmesg -T: [Day Mon DD HH:MM:SS YYYY]
 std::optional<Timestamp> parse_month_first(std::string_view s, std::size_t pos) {
+  // A month or a day name: a capital, then two small letters.
+  if (pos + 3 >= s.size() || s[pos + 1] < 'a' || s[pos + 1] > 'z' || s[pos + 2] < 'a' || s[pos + 2] > 'z') {
+    return std::nullopt;
+  }
   bool dmesg_t = false;
   std::size_t p = pos;
   if (p + 4 <= s.size()) {
@@ -362,6 +369,8 @@ std::optional<Timestamp> parse_epoch(std::string_view s, std::size_t pos) {
 }
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_upper(char c) { return c >= 'A' && c <= 'Z'; }
+bool is_alnum(char c) { return is_digit(c) || is_upper(c) || (c >= 'a' && c <= 'z'); }
 
 } // namespace
 
@@ -387,8 +396,8 @@ std::optional<Timestamp> find_timestamp(std::string_view line) {
   std::optional<Timestamp> mono;
   for (std::size_t pos = 0; pos < limit; ++pos) {
     const char c = line[pos];
-    const bool boundary = pos == 0 || !std::isalnum(static_cast<unsigned char>(line[pos - 1]));
-    if (!boundary) {
+    // Every stamp starts with a digit, '[' or a capital, after a non-word byte.
+    if (!(is_digit(c) || c == '[' || is_upper(c)) || (pos > 0 && is_alnum(line[pos - 1]))) {
       continue;
     }
     if (is_digit(c)) {
@@ -417,7 +426,7 @@ std::optional<Timestamp> find_timestamp(std::string_view line) {
       if (auto t = parse_month_first(line, pos)) {
         return t;
       }
-    } else if (std::isupper(static_cast<unsigned char>(c))) {
+    } else {
       if (auto t = parse_month_first(line, pos)) {
         return t;
       }

@@ -33,6 +33,7 @@ struct UnitResult {
   std::vector<correlate::ErrorLine> error_lines;
   std::vector<correlate::ProgressMark> progress; // the last progress line of each source
   ScanTotals totals;
+  matcher::ScanStats matcher;
   std::vector<Diagnostic> diags;
 };
 
@@ -854,7 +855,8 @@ void scan_unit(source::InputOpener& opener, const source::InputUnit& unit, const
 
     // Everything after the set match, in input order.
     auto finish_chunk = [&](const source::Chunk& chunk, const matcher::Candidates& candidates) {
-      matcher.scan_candidates(chunk, candidates, sink);
+      ++out.matcher.chunks;
+      matcher.scan_candidates(chunk, candidates, sink, &out.matcher);
       progress_tracker().update(chunk, local_id, ctx, progress);
       // With the sampler's patterns in the matcher's set, a chunk is sampled
       // only if the set saw one of them: no second pass over every byte.
@@ -935,6 +937,10 @@ void commit(UnitResult& r, ScanResult& result, Diagnostics& diags) {
   result.totals.long_lines_cut += r.totals.long_lines_cut;
   result.totals.matches += r.totals.matches;
   result.totals.findings_files += r.totals.findings_files;
+  result.matcher.chunks += r.matcher.chunks;
+  result.matcher.chunks_with_hits += r.matcher.chunks_with_hits;
+  result.matcher.line_by_line += r.matcher.line_by_line;
+  result.matcher.lines_confirmed += r.matcher.lines_confirmed;
   for (auto& d : r.diags) {
     diags.add(d.level, std::move(d.error));
   }

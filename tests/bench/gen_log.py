@@ -37,8 +37,21 @@ Formats (every line shape below was taken from a real log or a source):
     ChildFailedError layout also in hiyouga/LlamaFactory#5769.
   - torchrun's OMP_NUM_THREADS banner: torch/distributed/run.py.
 
+Shapes (--shape), the workloads tests/bench/run.sh compares:
+  sparse  the training body above: a few hundred matching lines per GiB;
+  dense   the same, with NCCL init lines of communicators created throughout
+          the run (`comm ... rank N nRanks M`, `NVLS comm ... headRank`,
+          `Connected NVLS`, `... - Init COMPLETE`, the shapes of init())
+          making up --init-fraction of all lines (default 7%): context and
+          identity entries match three in four of them, over 5% of all lines;
+  real    real NCCL_DEBUG=INFO output of multi-node runs, repeated: the
+          files in tests/bench/data/ (their README names the sources), in
+          place of the generated body.
+Every shape ends with the same failure cascade.
+
 Usage:
   gen_log.py --size 1G --ranks 64 --seed 1 -o /tmp/train.log
+  gen_log.py --size 256M --ranks 16 --shape dense -o /tmp/dense.log
   gen_log.py --size 1M > small.log
 
 The size is a target: the body stops at the first step boundary past
@@ -47,6 +60,8 @@ Deterministic per seed.
 """
 
 import argparse
+import gzip
+import os
 import random
 import sys
 from datetime import datetime, timedelta
@@ -117,9 +132,12 @@ class Generator:
         self.opcount = 0
         self.step = 0
         self.loss = 2.9
+        self.lines = 0       # lines emitted
+        self.init_lines = 0  # of which dense-shape init lines
 
     # -- output ------------------------------------------------------------
     def emit(self, line):
+        self.lines += 1
         self.buf.append(line)
         self.buf_bytes += len(line) + 1
         if self.buf_bytes >= 4 << 20:
@@ -203,6 +221,40 @@ class Generator:
                 "particular device,or call init_process_group() with a device_id."
                 % (r.rank, self.t.strftime("%m%d %H:%M:%S.") + "%09d" % (self.rng.getrandbits(29)), r.rank, r.dev)
             )
+
+    def dense_init_lines(self):
+        # Top the init lines up to --init-fraction of everything so far: one
+        # rank's lines for a communicator it just created (a new group).
+        rng = self.rng
+        while self.init_lines < self.args.init_fraction * self.lines:
+            r = self.ranks[rng.randrange(self.nranks)]
+            comm = 0x55D0A3C00000 + (rng.getrandbits(24) << 8)
+            size = (8, 16, self.nranks)[rng.randrange(3)]
+            for text in ("comm 0x%x rank %d nRanks %d nNodes %d localRanks %d localRank %d MNNVL 0"
+                         % (comm, r.rank % size, size, max(1, size // GPUS_PER_NODE), min(GPUS_PER_NODE, size), r.dev),
+                         "NVLS comm 0x%x headRank %d nHeads %d buffSize 4194304 memSize 2097152 "
+                         "nvlsPerRankSize 301989888 nvlsTotalSize 2415919104" % (comm, r.dev, min(GPUS_PER_NODE, size)),
+                         "Connected NVLS",
+                         "comm 0x%x rank %d nranks %d cudaDev %d nvmlDev %d busId %x000 commId 0x%x - Init COMPLETE"
+                         % (comm, r.rank % size, size, r.dev, r.dev, r.busid, rng.getrandbits(64))):
+                self.emit(self.nccl(r, text))
+                self.init_lines += 1
+
+    def real_body(self, target, tail):
+        # Real NCCL_DEBUG=INFO output, file after file, until the size is reached.
+        files = sorted(os.path.join(self.args.data, f) for f in os.listdir(self.args.data) if f.endswith(".log.gz"))
+        if not files:
+            raise SystemExit("gen_log: no *.log.gz in %s" % self.args.data)
+        texts = []
+        for f in files:
+            with gzip.open(f, "rt", encoding="utf-8", errors="surrogateescape") as z:
+                texts.append(z.read().splitlines())
+        while True:
+            for lines in texts:
+                for line in lines:
+                    if self.size() + tail >= target:
+                        return
+                    self.emit(line)
 
     def train_step(self):
         self.step += 1
@@ -315,8 +367,12 @@ class Generator:
         tail = 400 * self.nranks + 4096
         self.banner()
         self.init()
+        if self.args.shape == "real":
+            self.real_body(target, tail)
         while self.size() + tail < target:
             self.train_step()
+            if self.args.shape == "dense":
+                self.dense_init_lines()
         bad = self.cascade()
         self.flush()
         return bad
@@ -328,6 +384,12 @@ def main(argv=None):
     p.add_argument("--ranks", type=int, default=64, help="world size (8 GPUs per node)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--failing-rank", type=int, default=None, help="rank that hits error 700 (default: random)")
+    p.add_argument("--shape", choices=("sparse", "dense", "real"), default="sparse",
+                   help="workload shape (see the top of this file; default sparse)")
+    p.add_argument("--init-fraction", type=float, default=0.07,
+                   help="dense: the share of lines that are NCCL init lines (default 0.07: three in four match an entry)")
+    p.add_argument("--data", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "data"),
+                   help="real: the folder of real logs (*.log.gz; default tests/bench/data)")
     p.add_argument("-o", "--output", default="-", help="output file (default stdout)")
     args = p.parse_args(argv)
     args.size = parse_size(args.size)
@@ -343,7 +405,8 @@ def main(argv=None):
             args.out = f
             g = Generator(args)
             bad = g.run()
-    print("gen_log: %d ranks, failing rank %d (%s GPU %d)" % (args.ranks, bad.rank, bad.host, bad.dev), file=sys.stderr)
+    print("gen_log: %s shape, %d ranks, failing rank %d (%s GPU %d)" % (args.shape, args.ranks, bad.rank, bad.host, bad.dev),
+          file=sys.stderr)
     return 0
 
 

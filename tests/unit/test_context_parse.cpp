@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 using denpex::context::ClockKind;
 using denpex::context::LineContext;
@@ -472,4 +473,51 @@ TEST_CASE("context::SourceContext: a prefix interleaved mid-line names the rank 
   const auto ctx1 = sc.context_for(chunk, 0, line, line.find("Warning:"));
   REQUIRE(ctx1.rank);
   CHECK(ctx1.rank->value == 1);
+}
+
+TEST_CASE("context::SourceContext: a stamp found by continuing the last walk is the one a fresh walk finds",
+          "[context]") {
+  // Lines with and without stamps at every distance; each line asked for in
+  // order (the walk before it is reused) and by a context that never walked.
+  const std::string stamped = "[2025-11-16T10:03:44.655] error: Detected 1 oom_kill event in StepId=28911.batch.";
+  const std::string plain = "  File \"train.py\", line 1, in <module>";
+  std::string prev;
+  for (int i = 0; i < 30; ++i) {
+    prev += plain + "\n"; // the previous chunk ends 30 lines after its stamp
+  }
+  prev = stamped + "\n" + prev;
+  std::string chunk;
+  std::vector<std::size_t> starts;
+  unsigned x = 7;
+  for (int i = 0; i < 400; ++i) {
+    starts.push_back(chunk.size());
+    x = x * 1103515245u + 12345u;
+    // Stamps get rarer down the chunk: gaps from a few lines to more than 64.
+    const bool has_stamp = (x >> 16) % static_cast<unsigned>(2 + i / 4) == 0;
+    // Each stamp its own milliseconds, so the one found is known.
+    const std::string ms = std::to_string(100 + i % 900);
+    chunk += (has_stamp ? "[2025-11-16T10:03:44." + ms + "] error: step " + std::to_string(i) : plain) + "\n";
+  }
+  SourceContext walking("train.log");
+  walking.end_chunk(prev);
+  std::size_t with_neighbour = 0;
+  std::size_t without = 0;
+  for (std::size_t k = 0; k < starts.size(); k += 1 + k % 3) {
+    const auto line = std::string_view(chunk).substr(starts[k], chunk.find('\n', starts[k]) - starts[k]);
+    SourceContext fresh("train.log");
+    fresh.end_chunk(prev);
+    const auto want = fresh.context_for(chunk, starts[k], line);
+    const auto got = walking.context_for(chunk, starts[k], line);
+    INFO("line " << k);
+    CHECK(got.time.kind == want.time.kind);
+    CHECK(got.time.origin == want.time.origin);
+    CHECK(got.time.wall.micros == want.time.wall.micros);
+    if (want.time.kind == ClockKind::none) {
+      ++without;
+    } else if (want.time.origin == Origin::neighbour) {
+      ++with_neighbour;
+    }
+  }
+  CHECK(with_neighbour > 20); // both answers occur
+  CHECK(without > 5);
 }

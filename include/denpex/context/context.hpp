@@ -133,6 +133,20 @@ private:
   std::optional<Timestamp> m_last_stamp;  // the last stamp of the previous chunks
   std::size_t m_last_stamp_distance = 0;  // lines between it and the end of the previous chunk
   std::string m_last_host;
+
+  // The nearest earlier stamp for the line at `line_pos` (the walk above).
+  std::optional<Timestamp> stamp_above(std::string_view chunk, std::size_t line_pos);
+  // The last walk, in this chunk. Matches come in line order, so the next
+  // walk stops where this one began and takes its answer from there: a log
+  // without stamps costs one look per line, not k_stamp_lookback per match.
+  struct Walk {
+    const char* chunk = nullptr; // null: none in this chunk
+    std::size_t line_pos = 0;    // the line it was for
+    bool found = false;          // a stamp `lines` lines above it (then m_walk_stamp)
+    std::size_t lines = 0;       // else: the lines it looked at
+    bool to_start = false;       // ... and it reached the chunk's start
+  } m_walk;
+  Timestamp m_walk_stamp;
 };
 
 } // namespace denpex::context

@@ -66,6 +66,7 @@ struct ScanResult {
   std::vector<correlate::ErrorLine> error_lines; // the first error-looking lines of each source
   std::vector<correlate::ProgressMark> progress; // the last training-progress line of each source
   ScanTotals totals;
+  matcher::ScanStats matcher; // how the matcher found the matches (for -v)
 };
 
 // Called for every match as it is found (grep streams these), in source
