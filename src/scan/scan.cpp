@@ -47,6 +47,10 @@ const std::vector<std::string>& error_line_patterns() {
       R"(NCCL WARN)",
       R"((?:^|\]:|\[)E\d{3,4} \d\d:\d\d:\d\d)",
       R"(\berror: )",
+      // absl::Status codes that mean failure (XLA, JAX, TensorFlow, gRPC):
+      // "INTERNAL: ... NCCL operation ... failed", "RESOURCE_EXHAUSTED: ...".
+      // Not OUT_OF_RANGE or CANCELLED: tf.data ends every epoch with them.
+      R"((?:^|: )(?:INTERNAL|UNKNOWN|RESOURCE_EXHAUSTED|UNAVAILABLE|FAILED_PRECONDITION|DEADLINE_EXCEEDED|ABORTED|DATA_LOSS|INVALID_ARGUMENT|PERMISSION_DENIED|UNIMPLEMENTED): \S)",
   };
   return k_patterns;
 }
