@@ -21,11 +21,21 @@
 #               paths) with --no-builtin --signatures DIR; explains/refines/
 #               related ids outside the subset are dropped
 #   files       the log split into 8 files (split -n l/8): -j1, -j2, -jN
+#   shapes      issue 17's three workloads, each generated at SHAPE_SIZE with
+#               SHAPE_RANKS ranks (gen_log.py --shape): sparse, dense (over 5%
+#               of lines matched, mostly by context and identity entries) and
+#               real (real multi-node NCCL_DEBUG=INFO output, tests/bench/data);
+#               denpex diagnose -j1 against rg -c -f, the share of lines
+#               matched, and what one more match costs (dense against sparse)
+#   worst       a log in which every line matches (the catalog's example lines
+#               shuffled, WORST_SIZE): time per match and peak RSS, one run
 #
 # Environment: SIZE (generated log size, default 1G), SLICE (8M: input of
 # the slow Unicode-rg row), RANKS (64), SEED (1),
 # FAIL_RANK (37), REPS (3), STARTUP_RUNS (50), CURVE ("10 50 100 200 all"),
-# SECTIONS ("throughput startup catalog files"), WORKDIR (default: mktemp),
+# SHAPE_SIZE (256M), SHAPE_RANKS (16), SHAPES ("sparse dense real"),
+# WORST_SIZE (20M), SECTIONS ("throughput startup catalog files shapes
+# worst"), WORKDIR (default: mktemp),
 # KEEP=1 keeps WORKDIR, CHECK=1 turns the result checks into the exit status
 # (used by the CTest smoke test).
 #
@@ -54,7 +64,11 @@ FAIL_RANK=${FAIL_RANK:-37}
 REPS=${REPS:-3}
 STARTUP_RUNS=${STARTUP_RUNS:-50}
 CURVE=${CURVE:-10 50 100 200 all}
-SECTIONS=${SECTIONS:-throughput startup catalog files}
+SECTIONS=${SECTIONS:-throughput startup catalog files shapes worst}
+SHAPE_SIZE=${SHAPE_SIZE:-256M}
+SHAPE_RANKS=${SHAPE_RANKS:-16}
+SHAPES=${SHAPES:-sparse dense real}
+WORST_SIZE=${WORST_SIZE:-20M}
 CHECK=${CHECK:-0}
 NPROC=$(nproc)
 FAILED=0
@@ -347,6 +361,104 @@ if want files; then
   summarize files "N files: the log split into 8 files"
   echo
   ratio_line files "denpex diagnose -j2 (8 files)" "denpex diagnose -j1 (8 files)"
+fi
+
+# -- workload shapes ----------------------------------------------------------
+# matches LOG: the matches `diagnose -v` counted (its "match:" line).
+matches_of() {
+  "$DENPEX" diagnose -v -j1 --color never "$1" 2>&1 >/dev/null | sed -n 's/.*, \([0-9]*\) matches$/\1/p' | tail -1
+}
+
+if want shapes; then
+  shape_fail=$((FAIL_RANK % SHAPE_RANKS))
+  : > "$W/shapes.info"
+  for shape in $SHAPES; do
+    f="$W/shape-$shape.log"
+    python3 "$HERE/gen_log.py" --size "$SHAPE_SIZE" --ranks "$SHAPE_RANKS" --seed "$SEED" \
+      --failing-rank "$shape_fail" --shape "$shape" -o "$f" 2> /dev/null || { fail "gen_log.py --shape $shape failed"; continue; }
+    cat "$f" > /dev/null
+    cat "$f" > /dev/null
+    b=$(stat -c %s "$f")
+    measure shapes "denpex diagnose -j1 ($shape)" "$b" "$DENPEX" diagnose -j1 --color never "$f"
+    if ((HAVE_RG)); then
+      measure shapes "rg -c -f ($shape)" "$b" rg -c -f "$W/patterns.rg" "$f"
+    fi
+    n_lines=$(wc -l < "$f")
+    n_matched=$( ((HAVE_RG)) && cat "$W/out.rg -c -f ($shape)" || echo "?")
+    printf '%s\t%s\t%s\t%s\n' "$shape" "$n_lines" "$n_matched" "$(matches_of "$f")" >> "$W/shapes.info"
+    initiating=$(grep -m1 '^INITIATING FAILURE' "$W/out.denpex diagnose -j1 ($shape)" | awk '{print $NF}')
+    where=$(grep -m1 '^  where ' "$W/out.denpex diagnose -j1 ($shape)")
+    [ "$initiating" = "nccl.nvls.cuda-700" ] || fail "$shape: expected nccl.nvls.cuda-700, got '$initiating'"
+    case "$where" in *" rank $shape_fail "*) ;; *) fail "$shape: expected rank $shape_fail in '$where'" ;; esac
+    rm -f "$f"
+  done
+  summarize shapes "Workload shapes ($SHAPE_SIZE each, $SHAPE_RANKS ranks, $REPS runs each, page-cached)"
+  echo
+  for shape in $SHAPES; do
+    ratio_line shapes "denpex diagnose -j1 ($shape)" "rg -c -f ($shape)"
+  done
+  python3 - "$W/shapes.info" "$RESULTS.shapes.medians" <<'PY'
+import sys
+info = {}
+for l in open(sys.argv[1]):
+    shape, lines, matched, matches = l.rstrip("\n").split("\t")
+    info[shape] = (int(lines), matched, int(matches or 0))
+med = {}
+for l in open(sys.argv[2]):
+    k, wall, cpu = l.rstrip("\n").split("\t")
+    med[k] = float(cpu)
+for shape, (lines, matched, matches) in info.items():
+    share = " (%.2f%% of lines)" % (100.0 * int(matched) / lines) if matched.isdigit() and lines else ""
+    print("- %s: %d lines, %s matched by rg%s, %d matches in denpex" % (shape, lines, matched, share, matches))
+a, b = "denpex diagnose -j1 (dense)", "denpex diagnose -j1 (sparse)"
+if "dense" in info and "sparse" in info and a in med and b in med and info["dense"][2] > info["sparse"][2]:
+    extra = info["dense"][2] - info["sparse"][2]
+    print("- one more match costs %.2f us of CPU (dense against sparse: %+.3f CPU-s for %d more matches)"
+          % ((med[a] - med[b]) / extra * 1e6, med[a] - med[b], extra))
+PY
+fi
+
+# -- worst case: every line matches -------------------------------------------
+if want worst; then
+  python3 - "$REPO/signatures" "$W/worst.log" "$WORST_SIZE" <<'PY'
+import json, pathlib, random, sys
+src, out, size = pathlib.Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+limit = int(float(size[:-1]) * units[size[-1].upper()]) if size[-1].upper() in units else int(size)
+lines = []
+for p in sorted(src.rglob("*.json")):
+    for ex in json.loads(p.read_text()).get("examples", {}).get("match", []):
+        lines += [x for x in (ex["line"] if isinstance(ex, dict) else ex).split("\n") if x.strip()]
+rng = random.Random(1)
+n = 0
+with open(out, "w") as f:
+    while n < limit:
+        rng.shuffle(lines)
+        for l in lines:
+            f.write(l + "\n")
+            n += len(l) + 1
+PY
+  cat "$W/worst.log" > /dev/null
+  wb=$(stat -c %s "$W/worst.log")
+  saved=$REPS
+  REPS=1
+  measure worst "denpex diagnose -j1 (every line matches)" "$wb" "$DENPEX" diagnose -j1 --color never "$W/worst.log"
+  if ((HAVE_RG)); then
+    measure worst "rg -c -f (every line matches)" "$wb" rg -c -f "$W/patterns.rg" "$W/worst.log"
+  fi
+  REPS=$saved
+  summarize worst "Worst case: every line matches ($WORST_SIZE of the catalog's example lines, one run)"
+  wm=$(matches_of "$W/worst.log")
+  python3 - "$RESULTS.worst.medians" "$wm" "$(wc -l < "$W/worst.log")" <<'PY'
+import sys
+med = {l.split("\t")[0]: float(l.split("\t")[2]) for l in open(sys.argv[1])}
+matches, lines = int(sys.argv[2] or 0), int(sys.argv[3])
+cpu = med.get("denpex diagnose -j1 (every line matches)")
+if cpu and matches:
+    print()
+    print("- %d lines, %d matches: %.1f us of CPU per match, everything included" % (lines, matches, cpu / matches * 1e6))
+PY
+  rm -f "$W/worst.log"
 fi
 
 echo
