@@ -149,11 +149,22 @@ std::optional<Traceback> TracebackReader::ending_at(std::string_view chunk, std:
   // The next line up that the exception's own speaker printed (its body,
   // without launcher prefixes), counting every line passed; nullopt at the
   // end of the text kept or after `budget` lines.
+  // Reaching the line of an earlier exception of this speaker whose own walk
+  // found no header: nothing above it is a header within the budget left.
+  const char* const no_header_below = [&]() -> const char* {
+    const auto it = m_no_header.find(who);
+    return it != m_no_header.end() && it->second.first == chunk.data() ? chunk.data() + it->second.second : nullptr;
+  }();
+  bool first_walk = true; // the walk up to the header, not the one above it
   auto next_own = [&](std::size_t& budget) -> std::optional<std::string_view> {
     while (budget > 0) {
       --budget;
       const auto l = up.next();
       if (!l) {
+        return std::nullopt;
+      }
+      if (first_walk && l->data() == no_header_below) {
+        budget = 0;
         return std::nullopt;
       }
       --at;
@@ -182,8 +193,10 @@ std::optional<Traceback> TracebackReader::ending_at(std::string_view chunk, std:
       below = t; // not the ^^^^ markers under a code line (Python 3.11+)
     }
   }
+  first_walk = false;
   if (!header) {
     m_last[who] = std::move(now);
+    m_no_header[who] = {chunk.data(), line_pos};
     return std::nullopt;
   }
 
@@ -256,6 +269,7 @@ std::optional<std::string> TracebackReader::thrown_type(std::string_view chunk, 
 }
 
 void TracebackReader::end_chunk(std::string_view chunk) {
+  m_no_header.clear();
   if (chunk.size() >= k_tail_bytes) {
     m_tail.assign(chunk.substr(chunk.size() - k_tail_bytes));
   } else {

@@ -670,8 +670,19 @@ public:
     }
     // Generic evidence is kept per distinct message (numbers masked): a
     // rank's fatal exception is never folded into the recovered ones before it.
+    // Distinct messages are unbounded (a warning naming a different file each
+    // step): past k_max_messages per entry and rank in a source, the rest
+    // share one slot, so memory and the correlator's work stay bounded.
     if (m_options.catalog != nullptr && !m_options.catalog->at(ev.signature).headline.empty()) {
       gpu = util::message_template(ev.line.substr(std::min(ev.match_pos, ev.line.size())));
+      auto& seen = m_messages[{ev.signature, ev.signal, rank}];
+      if (seen.count(gpu) == 0) {
+        if (seen.size() >= k_max_messages) {
+          gpu = "\x01more messages";
+        } else {
+          seen.insert(gpu);
+        }
+      }
     }
     // A line from a named process (NCCL's host:pid) is kept per process, and a
     // line that states its communicator's size per size: every process's
@@ -735,6 +746,8 @@ private:
     }
   }
 
+  static constexpr std::size_t k_max_messages = 256;
+  std::map<std::tuple<std::uint32_t, std::uint32_t, int>, std::set<std::string>> m_messages;
   context::TracebackReader m_above;
   UnitResult& m_out;
   std::uint32_t m_source;

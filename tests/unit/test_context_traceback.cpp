@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <denpex/context/traceback.hpp>
 
@@ -155,4 +156,37 @@ TEST_CASE("traceback: a Ray task's remote traceback starts at its ray:: line", "
   REQUIRE(tb);
   REQUIRE(tb->raising());
   CHECK(tb->raising()->file == "/w/worker.py");
+}
+
+TEST_CASE("traceback: a walk that stops at an earlier headerless exception finds what a fresh walk finds",
+          "[context][traceback]") {
+  // Exception lines with and without tracebacks above them, one speaker and
+  // two interleaved ranks; each asked in order (earlier walks reused) and by
+  // a reader that never walked.
+  std::string text;
+  std::vector<std::size_t> ends;
+  for (int i = 0; i < 60; ++i) {
+    const std::string who = i % 3 == 0 ? "[rank1]:" : "";
+    if (i % 7 == 3) {
+      text += who + "Traceback (most recent call last):\n";
+      text += who + "  File \"train.py\", line " + std::to_string(i) + ", in <module>\n";
+      text += who + "    main()\n";
+    }
+    if (i % 5 == 1) {
+      text += "step " + std::to_string(i) + " loss 1.0\n";
+    }
+    ends.push_back(text.size());
+    text += who + "ValueError: bad value " + std::to_string(i) + "\n";
+  }
+  TracebackReader walking;
+  for (std::size_t k = 0; k < ends.size(); ++k) {
+    TracebackReader fresh;
+    const auto want = fresh.ending_at(text, ends[k], k + 1);
+    const auto got = walking.ending_at(text, ends[k], k + 1);
+    INFO("exception " << k);
+    REQUIRE(got.has_value() == want.has_value());
+    if (want) {
+      CHECK(got->frame_count == want->frame_count);
+    }
+  }
 }

@@ -98,3 +98,36 @@ TEST_CASE("scan::run: training progress is recognised in each trainer's own form
     CHECK(last_progress("starting\n" + line + "\n") == 0);
   }
 }
+
+TEST_CASE("scan::run: distinct messages of one entry are kept up to a bound, the rest counted", "[scan]") {
+  // A generic entry keeps evidence per distinct message; a log with endless
+  // distinct messages (a warning naming another file each step) must not
+  // keep them all.
+  Diagnostics diags;
+  const auto cat = catalog::load_catalog({}, diags);
+  auto m = matcher::Matcher::compile(cat, {});
+  REQUIRE(m);
+  std::string text;
+  const int n = 3000;
+  for (int i = 0; i < n; ++i) {
+    std::string word;
+    for (int x = i + 1; x > 0; x /= 26) {
+      word += static_cast<char>('a' + x % 26); // distinct letters: numbers would be masked alike
+    }
+    text += "[rank0]: ValueError: unknown option " + word + " in config\n";
+  }
+  auto opener = source::make_memory_opener({{"train.log", text}});
+  scan::ScanOptions so;
+  so.jobs = 1;
+  so.catalog = &cat;
+  Diagnostics d;
+  const auto r = scan::run(*opener, {"train.log"}, *m, so, d);
+  std::uint64_t counted = 0;
+  for (const auto& h : r.hits) {
+    counted += h.count;
+  }
+  CHECK(r.totals.matches == static_cast<std::uint64_t>(n));
+  CHECK(counted == static_cast<std::uint64_t>(n)); // every line counted once
+  CHECK(r.hits.size() <= 256 + so.keep_per_key);   // 256 messages, then one shared slot
+  CHECK(r.hits.size() >= 256);
+}

@@ -103,6 +103,10 @@ private:
   };
   std::string m_tail;                     // the end of the previous chunks, whole lines
   std::unordered_map<int, Last> m_last;   // per prefix rank (-1: none): the last exception line
+  // Per prefix rank: the last exception line in this chunk (chunk, offset)
+  // whose walk up found no header. A later walk that reaches it stops there:
+  // a log of headerless exception lines costs one walk, not one per line.
+  std::unordered_map<int, std::pair<const char*, std::size_t>> m_no_header;
 };
 
 } // namespace denpex::context
