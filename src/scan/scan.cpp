@@ -657,15 +657,54 @@ public:
     hit.line_no = ev.line_no;
     hit.last_line_no = ev.line_no;
     hit.ctx = m_ctx.context_for(ev.chunk, ev.line_pos, ev.line, ev.match_pos);
+    auto& slot = m_kept[key_of(ev, hit.ctx)];
+    const bool folded = slot.size() >= m_options.keep_per_key;
+    // A traceback walk also keeps the chain state for later exceptions, so it
+    // runs for every exception line; the rest of the hit only when it is kept.
+    if (folded && !m_on_hit &&
+        m_options.catalog != nullptr &&
+        m_options.catalog->at(ev.signature).signals[ev.signal].lookback != catalog::Signal::Lookback::python_traceback) {
+      count_into(slot, ev);
+      return true;
+    }
     for (const auto& c : *ev.captures) {
       hit.captures.emplace_back(std::string(c.name), std::string(util::clip(c.value, 256)));
     }
     read_above(ev, hit);
-    const int rank = hit.ctx.rank ? hit.ctx.rank->value : -1;
-    std::string gpu = hit.ctx.pci ? hit.ctx.pci->value : "";
-    for (const auto& [k, v] : hit.captures) {
-      if (k == "pci") {
-        gpu = context::normalize_pci(v);
+    if (m_on_hit) {
+      hit.text = std::string(util::clip(ev.line, m_options.max_line_copy));
+      m_on_hit(hit);
+    }
+    if (folded) {
+      count_into(slot, ev);
+      return true;
+    }
+    if (!m_on_hit) {
+      hit.text = std::string(util::clip(ev.line, m_options.max_line_copy));
+    }
+    slot.push_back(m_out.hits.size());
+    m_out.hits.push_back(std::move(hit));
+    return true;
+  }
+
+  std::function<void(const correlate::Hit&)> m_on_hit;
+
+  void end_chunk(std::string_view chunk) {
+    if (m_options.catalog != nullptr) {
+      m_above.end_chunk(chunk);
+    }
+  }
+
+private:
+  // The slot a hit is kept in: entry, signal, source, rank and what tells
+  // hits of one rank apart (the GPU; the message, for generic entries; the
+  // process and communicator size, for a line without a rank).
+  Key key_of(const matcher::MatchEvent& ev, const context::LineContext& ctx) {
+    const int rank = ctx.rank ? ctx.rank->value : -1;
+    std::string gpu = ctx.pci ? ctx.pci->value : "";
+    for (const auto& c : *ev.captures) {
+      if (c.name == "pci") {
+        gpu = context::normalize_pci(util::clip(c.value, 256));
       }
     }
     // Generic evidence is kept per distinct message (numbers masked): a
@@ -687,43 +726,24 @@ public:
     // A line from a named process (NCCL's host:pid) is kept per process, and a
     // line that states its communicator's size per size: every process's
     // init line for its largest communicator says who it is (the identity map).
-    if (rank < 0 && hit.ctx.pid) {
-      gpu += "|pid " + std::to_string(hit.ctx.pid->value);
-      for (const auto& [k, v] : hit.captures) {
-        if (k == "nranks") {
-          gpu += "|n " + v;
+    if (rank < 0 && ctx.pid) {
+      gpu += "|pid " + std::to_string(ctx.pid->value);
+      for (const auto& c : *ev.captures) {
+        if (c.name == "nranks") {
+          gpu += "|n ";
+          gpu += util::clip(c.value, 256);
         }
       }
     }
-    Key key{ev.signature, ev.signal, m_source, rank, gpu};
-    if (m_on_hit) {
-      hit.text = std::string(util::clip(ev.line, m_options.max_line_copy));
-      m_on_hit(hit);
-    }
-    auto& slot = m_kept[key];
-    if (slot.size() >= m_options.keep_per_key) {
-      auto& last = m_out.hits[slot.back()];
-      last.count += 1;
-      last.last_line_no = ev.line_no;
-      return true;
-    }
-    if (!m_on_hit) {
-      hit.text = std::string(util::clip(ev.line, m_options.max_line_copy));
-    }
-    slot.push_back(m_out.hits.size());
-    m_out.hits.push_back(std::move(hit));
-    return true;
+    return Key{ev.signature, ev.signal, m_source, rank, std::move(gpu)};
   }
 
-  std::function<void(const correlate::Hit&)> m_on_hit;
-
-  void end_chunk(std::string_view chunk) {
-    if (m_options.catalog != nullptr) {
-      m_above.end_chunk(chunk);
-    }
+  void count_into(const std::vector<std::size_t>& slot, const matcher::MatchEvent& ev) {
+    auto& last = m_out.hits[slot.back()];
+    last.count += 1;
+    last.last_line_no = ev.line_no;
   }
 
-private:
   // What the signal wants read above its line: the traceback an exception
   // line ends, or the type a C++ what() line was thrown as (a capture).
   void read_above(const matcher::MatchEvent& ev, correlate::Hit& hit) {
