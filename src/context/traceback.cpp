@@ -151,10 +151,7 @@ std::optional<Traceback> TracebackReader::ending_at(std::string_view chunk, std:
   // end of the text kept or after `budget` lines.
   // Reaching the line of an earlier exception of this speaker whose own walk
   // found no header: nothing above it is a header within the budget left.
-  const char* const no_header_below = [&]() -> const char* {
-    const auto it = m_no_header.find(who);
-    return it != m_no_header.end() && it->second.first == chunk.data() ? chunk.data() + it->second.second : nullptr;
-  }();
+  const char* const no_header_below = headerless_line(who, chunk);
   bool first_walk = true; // the walk up to the header, not the one above it
   auto next_own = [&](std::size_t& budget) -> std::optional<std::string_view> {
     while (budget > 0) {
@@ -266,6 +263,11 @@ std::optional<std::string> TracebackReader::thrown_type(std::string_view chunk, 
     return std::string(l->substr(start, end - start));
   }
   return std::nullopt;
+}
+
+const char* TracebackReader::headerless_line(int who, std::string_view chunk) const {
+  const auto it = m_no_header.find(who);
+  return it != m_no_header.end() && it->second.first == chunk.data() ? chunk.data() + it->second.second : nullptr;
 }
 
 void TracebackReader::end_chunk(std::string_view chunk) {

@@ -107,6 +107,8 @@ private:
   // whose walk up found no header. A later walk that reaches it stops there:
   // a log of headerless exception lines costs one walk, not one per line.
   std::unordered_map<int, std::pair<const char*, std::size_t>> m_no_header;
+  // Where in `chunk` that line of speaker `who` starts, or null.
+  [[nodiscard]] const char* headerless_line(int who, std::string_view chunk) const;
 };
 
 } // namespace denpex::context
