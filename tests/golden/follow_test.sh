@@ -46,13 +46,17 @@ fi
 grep -q '^INITIATING FAILURE' "$dir/gone.out" || { echo "no report after the writer left"; exit 1; }
 # SIGINT and SIGTERM: the report for what was read, then 130 and 143.
 for sig in INT:130 TERM:143; do
+  # The previous round's files go first: a stale live line would send the
+  # signal right after the fork, before exec, where the forked shell still
+  # runs this script's EXIT trap (and removes $dir).
+  rm -f "$dir/sig.out" "$dir/sig.err"
   exec 3>> "$dir/g.log"
   "$bin" diagnose --follow --follow-idle 60 "$dir/g.log" > "$dir/sig.out" 2> "$dir/sig.err" &
   pid=$!
   # Signal it once it is following (its live line is out), not while it
   # starts up: a sanitizer build takes seconds to compile the catalog.
   for _ in $(seq 600); do
-    grep -q '\[live\]' "$dir/sig.err" && break
+    grep -q '\[live\]' "$dir/sig.err" 2> /dev/null && break
     sleep 0.1
   done
   kill -"${sig%%:*}" $pid
