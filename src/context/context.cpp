@@ -622,9 +622,9 @@ std::optional<Timestamp> SourceContext::stamp_above(std::string_view chunk, std:
   std::size_t k = 0;
   for (; k < k_stamp_lookback && end > 0; ++k) {
     if (m_walk.chunk == chunk.data() && end == m_walk.line_pos) {
-      if (m_walk.found) {
+      if (m_walk.stamp) {
         if (k + m_walk.lines <= k_stamp_lookback) {
-          found = m_walk_stamp;
+          found = m_walk.stamp;
           k += m_walk.lines;
         } else {
           k = k_stamp_lookback;
@@ -647,13 +647,8 @@ std::optional<Timestamp> SourceContext::stamp_above(std::string_view chunk, std:
     }
     end = start;
   }
-  m_walk.chunk = chunk.data();
-  m_walk.line_pos = line_pos;
-  m_walk.found = found.has_value();
-  m_walk.lines = k;
-  m_walk.to_start = !found && end == 0;
+  m_walk = Walk{chunk.data(), line_pos, found, k, !found && end == 0};
   if (found) {
-    m_walk_stamp = *found;
     return found;
   }
   if (end == 0 && m_last_stamp && k + m_last_stamp_distance < k_stamp_lookback) {

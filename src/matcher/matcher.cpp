@@ -285,8 +285,9 @@ void Matcher::candidates(std::string_view text, Candidates& out, Diagnostics& di
     std::sort(out.whole.begin(), out.whole.end());
     return;
   }
-  // The extra patterns only ask whether the chunk holds one: no lines.
-  const auto extra = std::stable_partition(out.lines.begin(), out.lines.end(), [&](const Candidates::Line& l) {
+  // The extra patterns only ask whether the chunk holds one: no lines (the
+  // lines are sorted below, so their order here does not matter).
+  const auto extra = std::partition(out.lines.begin(), out.lines.end(), [&](const Candidates::Line& l) {
     return l.pattern < impl.patterns.size();
   });
   for (auto it = extra; it != out.lines.end(); ++it) {

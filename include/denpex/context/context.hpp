@@ -140,13 +140,12 @@ private:
   // walk stops where this one began and takes its answer from there: a log
   // without stamps costs one look per line, not k_stamp_lookback per match.
   struct Walk {
-    const char* chunk = nullptr; // null: none in this chunk
-    std::size_t line_pos = 0;    // the line it was for
-    bool found = false;          // a stamp `lines` lines above it (then m_walk_stamp)
-    std::size_t lines = 0;       // else: the lines it looked at
-    bool to_start = false;       // ... and it reached the chunk's start
+    const char* chunk = nullptr;    // null: none in this chunk
+    std::size_t line_pos = 0;       // the line it was for
+    std::optional<Timestamp> stamp; // found `lines` lines above it
+    std::size_t lines = 0;          // else: the lines it looked at
+    bool to_start = false;          // ... and it reached the chunk's start
   } m_walk;
-  Timestamp m_walk_stamp;
 };
 
 } // namespace denpex::context
