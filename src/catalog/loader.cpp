@@ -3,6 +3,7 @@
 #include <denpex/util/files.hpp>
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -222,6 +223,28 @@ void parse_signals(Fields& top, const json& root, Signature& sig, const CatalogF
   (void)root;
 }
 
+// The identity fields an example's "context" may name.
+constexpr std::array<std::string_view, 6> k_context_fields{"rank", "nranks", "host", "pid", "gpu", "pci"};
+
+// An example's "captures" or "context": an object of name: string.
+void read_example_map(Fields& ef, const std::string& ptr, const char* key, std::map<std::string, std::string>& out) {
+  const json* c = ef.get(key, false);
+  if (c == nullptr) {
+    return;
+  }
+  if (!c->is_object()) {
+    ef.fail(ptr + "/" + key, "expected an object of name: value");
+    return;
+  }
+  for (auto it = c->begin(); it != c->end(); ++it) {
+    if (!it.value().is_string()) {
+      ef.fail(ptr + "/" + key + "/" + it.key(), "expected a string");
+      continue;
+    }
+    out[it.key()] = it.value().get<std::string>();
+  }
+}
+
 void parse_examples(Fields& top, Signature& sig, const CatalogFile& file, Diagnostics& diags, bool& ok) {
   const json* v = top.get("examples", true);
   if (v == nullptr) {
@@ -248,17 +271,11 @@ void parse_examples(Fields& top, Signature& sig, const CatalogFile& file, Diagno
           ex.line = ef.string("line", true);
           ex.signal = ef.string("signal", false);
           ex.origin = ef.string("origin", false);
-          if (const json* c = ef.get("captures", false)) {
-            if (!c->is_object()) {
-              ef.fail(ptr + "/captures", "expected an object of name: value");
-            } else {
-              for (auto it = c->begin(); it != c->end(); ++it) {
-                if (!it.value().is_string()) {
-                  ef.fail(ptr + "/captures/" + it.key(), "expected a string");
-                  continue;
-                }
-                ex.captures[it.key()] = it.value().get<std::string>();
-              }
+          read_example_map(ef, ptr, "captures", ex.captures);
+          read_example_map(ef, ptr, "context", ex.context);
+          for (const auto& [name, value] : ex.context) {
+            if (std::find(k_context_fields.begin(), k_context_fields.end(), name) == k_context_fields.end()) {
+              ef.fail(ptr + "/context/" + name, "'" + name + "' is not one of rank, nranks, host, pid, gpu, pci");
             }
           }
           ef.reject_unknown();
@@ -485,6 +502,12 @@ void parse_identity(Fields& f, const CatalogFile& file, Signature& sig) {
     sig.generic = *g;
     if (sig.generic && sig.role != Role::symptom) {
       f.fail("/generic", "only symptom entries can be generic");
+    }
+  }
+  if (auto j = f.boolean("joins_earlier")) {
+    sig.joins_earlier = *j;
+    if (sig.joins_earlier && sig.role != Role::cause) {
+      f.fail("/joins_earlier", "only cause entries join an earlier incident (a generic symptom always does)");
     }
   }
 }

@@ -10,7 +10,7 @@ namespace denpex::catalog {
 namespace {
 
 constexpr std::string_view k_magic = "denpex-catalog\n";
-constexpr std::uint32_t k_version = 1;
+constexpr std::uint32_t k_version = 3;
 
 class Writer {
 public:
@@ -143,6 +143,7 @@ void write_examples(Writer& w, const Signature& sig) {
     w.str(ex.line);
     w.str(ex.signal);
     w.pairs({ex.captures.begin(), ex.captures.end()});
+    w.pairs({ex.context.begin(), ex.context.end()});
     w.str(ex.origin);
   }
   w.strs(sig.no_match_examples);
@@ -157,6 +158,7 @@ void read_examples(Reader& r, Signature& sig, bool keep) {
       r.skip_str();     // line
       r.skip_str();     // signal
       r.skip_strs(2);   // captures
+      r.skip_strs(2);   // context
       r.skip_str();     // origin
     }
     r.skip_strs();      // near-misses
@@ -168,6 +170,9 @@ void read_examples(Reader& r, Signature& sig, bool keep) {
     ex.signal = r.str();
     for (auto& [k, v] : r.pairs()) {
       ex.captures.emplace(std::move(k), std::move(v));
+    }
+    for (auto& [k, v] : r.pairs()) {
+      ex.context.emplace(std::move(k), std::move(v));
     }
     ex.origin = r.str();
   }
@@ -182,6 +187,7 @@ void write_signature(Writer& w, const Signature& sig) {
   w.u32(static_cast<std::uint32_t>(sig.severity));
   w.u32(static_cast<std::uint32_t>(sig.priority));
   w.u32(sig.generic ? 1 : 0);
+  w.u32(sig.joins_earlier ? 1 : 0);
   w.strs(sig.tags);
   w.u32(static_cast<std::uint32_t>(sig.signals.size()));
   for (const auto& s : sig.signals) {
@@ -223,6 +229,7 @@ Signature read_signature(Reader& r, bool examples) {
       severity <= static_cast<std::uint32_t>(Severity::critical) ? static_cast<Severity>(severity) : Severity::error;
   sig.priority = static_cast<int>(r.u32());
   sig.generic = r.u32() != 0;
+  sig.joins_earlier = r.u32() != 0;
   sig.tags = r.strs();
   sig.signals.resize(r.count());
   for (auto& s : sig.signals) {

@@ -3,6 +3,7 @@
 #include <denpex/context/context.hpp>
 #include <denpex/context/formats.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 
@@ -229,8 +230,13 @@ void scan_body(std::string_view line, std::size_t from, LineContext& ctx) {
       }
     }
   }
-  // NCCL prefix "host:pid:tid [dev] NCCL" (possibly after a timestamp).
-  if (auto at = line.find(" NCCL ", from); at != std::string_view::npos || line.find("] NCCL") != std::string_view::npos) {
+  // NCCL prefix "host:pid:tid [dev] NCCL" (possibly after a timestamp), and
+  // NCCL 2.4's "host:pid:tid [dev] include/socket.h:360 WARN" without the
+  // word NCCL, whose host must then hold a letter ("12:30:45 [0]" is a time).
+  const bool nccl_word = line.find(" NCCL ", from) != std::string_view::npos || line.find("] NCCL") != std::string_view::npos;
+  const bool legacy = !nccl_word && (line.find(" WARN ", from) != std::string_view::npos ||
+                                     line.find(" INFO ", from) != std::string_view::npos);
+  if (nccl_word || legacy) {
     const auto bracket = line.find(" [", from);
     if (bracket != std::string_view::npos && bracket < 128) {
       std::size_t tok_start = bracket;
@@ -245,8 +251,9 @@ void scan_body(std::string_view line, std::size_t from, LineContext& ctx) {
         auto pid = read_int(tok, p, 9);
         std::size_t q = c2 + 1;
         auto tid = read_int(tok, q, 9);
-        if (pid && tid && p == c2 && q == tok.size()) {
-          const std::string_view host = tok.substr(0, c1);
+        const std::string_view host = tok.substr(0, c1);
+        const bool plausible_host = !legacy || std::any_of(host.begin(), host.end(), is_alpha);
+        if (pid && tid && p == c2 && q == tok.size() && plausible_host) {
           if (!host.empty() && !ctx.host) {
             ctx.host = Field<std::string>{std::string(host), Origin::body};
           }

@@ -68,14 +68,62 @@ struct Hit {
   std::size_t line_start;
   std::size_t line_end;
   std::size_t match_begin;
+  std::size_t match_end;
   std::uint32_t pattern;
-  std::uint32_t capture_begin; // into the shared capture-span list
 };
 
-struct Span {
-  std::size_t begin;
-  std::size_t len;
-  bool present;
+// One hit's captures, taken on first use: RE2 again over exactly the match,
+// anchored at both ends, which is the step RE2's own capturing Match() runs
+// after its DFA found the match (the same engine, the same span and the
+// same surrounding text for ^ and \b, so the same captures).
+class HitCaptures final : public LazyCaptures {
+public:
+  void reset(const Pattern& pat, std::string_view text, const Hit& h) {
+    m_pat = &pat;
+    m_text = text;
+    m_begin = h.match_begin;
+    m_end = h.match_end;
+    m_done = false;
+  }
+  const std::vector<Capture>& get() const override {
+    if (!m_done) {
+      take();
+      m_done = true;
+    }
+    return m_values;
+  }
+  bool declares(std::string_view name) const override {
+    const auto& names = m_pat->names();
+    return std::any_of(names.begin(), names.end(), [&](const auto& n) { return n.first == name; });
+  }
+
+private:
+  void take() const {
+    m_values.clear();
+    const int n = m_pat->groups() + 1;
+    if (n == 1) {
+      return;
+    }
+    thread_local std::vector<re2::StringPiece> sub;
+    sub.assign(static_cast<std::size_t>(n), re2::StringPiece());
+    if (!m_pat->re().Match(re2::StringPiece(m_text.data(), m_text.size()), m_begin, m_end, RE2::ANCHOR_BOTH,
+                           sub.data(), n)) {
+      return; // cannot happen: the same pattern matched exactly this span
+    }
+    for (const auto& [name, idx] : m_pat->names()) {
+      const auto& g = sub[static_cast<std::size_t>(idx)];
+      if (g.data() != nullptr) {
+        m_values.push_back(Capture{name, std::string_view(g.data(), g.size())});
+      }
+    }
+  }
+
+  const Pattern* m_pat = nullptr;
+  std::string_view m_text;
+  std::size_t m_begin = 0;
+  std::size_t m_end = 0;
+  mutable bool m_done = false;
+  mutable std::vector<Capture> m_values;
 };
 
 // Up to this many patterns in a chunk are each searched over the whole
@@ -130,21 +178,20 @@ struct Matcher::Impl {
   }
 
   // Finds every hit of pattern `p` in text[from, to) (whole lines) and
-  // appends it to `hits`.
-  void find_all(std::uint32_t p, std::string_view text, std::size_t from, std::size_t to, std::vector<Hit>& hits,
-                std::vector<Span>& spans) const {
-    const Pattern& pat = patterns[p];
-    const RE2& re = pat.re();
-    const int n = pat.groups() + 1;
-    thread_local std::vector<re2::StringPiece> sub;
-    sub.resize(static_cast<std::size_t>(n));
+  // appends it to `hits`. Only where each match is: one DFA search (the
+  // captures are taken later, for the hits that need them).
+  void find_all(std::uint32_t p, std::string_view text, std::size_t from, std::size_t to,
+                std::vector<Hit>& hits) const {
+    const RE2& re = patterns[p].re();
+    const re2::StringPiece all(text.data(), text.size());
+    re2::StringPiece m;
     std::size_t pos = from;
     while (pos < to) {
-      if (!re.Match(re2::StringPiece(text.data(), text.size()), pos, to, RE2::UNANCHORED, sub.data(), n)) {
+      if (!re.Match(all, pos, to, RE2::UNANCHORED, &m, 1)) {
         return;
       }
-      auto begin = static_cast<std::size_t>(sub[0].data() - text.data());
-      auto end = begin + sub[0].size();
+      auto begin = static_cast<std::size_t>(m.data() - text.data());
+      auto end = begin + m.size();
       std::size_t line_start = 0;
       if (begin > 0) {
         const auto nl = text.rfind('\n', begin - 1);
@@ -158,21 +205,14 @@ struct Matcher::Impl {
         // The match crossed a newline (\s or [^x] in the pattern): confirm it
         // on the rest of the line alone (never before `pos`, or a hit already
         // recorded would be found again). See: tests/fuzz/regressions.
-        if (!re.Match(re2::StringPiece(text.data(), text.size()), std::max(pos, line_start), line_end,
-                      RE2::UNANCHORED, sub.data(), n)) {
+        if (!re.Match(all, std::max(pos, line_start), line_end, RE2::UNANCHORED, &m, 1)) {
           pos = line_end + 1;
           continue;
         }
-        begin = static_cast<std::size_t>(sub[0].data() - text.data());
-        end = begin + sub[0].size();
+        begin = static_cast<std::size_t>(m.data() - text.data());
+        end = begin + m.size();
       }
-      Hit h{line_start, line_end, begin, p, static_cast<std::uint32_t>(spans.size())};
-      for (int g = 1; g < n; ++g) {
-        const auto& s = sub[static_cast<std::size_t>(g)];
-        spans.push_back(s.data() == nullptr ? Span{0, 0, false}
-                                            : Span{static_cast<std::size_t>(s.data() - text.data()), s.size(), true});
-      }
-      hits.push_back(h);
+      hits.push_back(Hit{line_start, line_end, begin, end, p});
       // Several messages can share one line when a paste lost its newlines:
       // keep searching the rest of the line.
       const std::size_t next = (end > begin && end < line_end) ? end : line_end + 1;
@@ -345,12 +385,10 @@ bool Matcher::scan_candidates(const source::Chunk& chunk, const Candidates& foun
   }
 
   thread_local std::vector<Hit> hits;
-  thread_local std::vector<Span> spans;
   hits.clear();
-  spans.clear();
   // The lines the prefilter named: one RE2 search of each.
   for (const auto& l : found.lines) {
-    impl.find_all(l.pattern, text, l.begin, l.end, hits, spans);
+    impl.find_all(l.pattern, text, l.begin, l.end, hits);
   }
   // The patterns to search for over the whole chunk.
   const auto& whole = found.whole;
@@ -359,7 +397,7 @@ bool Matcher::scan_candidates(const source::Chunk& chunk, const Candidates& foun
   if (signals <= k_whole_chunk_max) {
     // The usual case: a few patterns, each searched over the whole chunk.
     for (std::size_t k = 0; k < signals; ++k) {
-      impl.find_all(static_cast<std::uint32_t>(whole[k]), text, 0, text.size(), hits, spans);
+      impl.find_all(static_cast<std::uint32_t>(whole[k]), text, 0, text.size(), hits);
     }
   } else {
     // Many patterns in one chunk (a log that is all errors, without the
@@ -380,7 +418,7 @@ bool Matcher::scan_candidates(const source::Chunk& chunk, const Candidates& foun
       for (const int p : on_line.patterns()) {
         if (static_cast<std::size_t>(p) < impl.patterns.size() &&
             std::binary_search(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(signals), p)) {
-          impl.find_all(static_cast<std::uint32_t>(p), text, start, end, hits, spans);
+          impl.find_all(static_cast<std::uint32_t>(p), text, start, end, hits);
         }
       }
       start = end + 1;
@@ -396,20 +434,14 @@ bool Matcher::scan_candidates(const source::Chunk& chunk, const Candidates& foun
     return a.pattern < b.pattern;
   });
 
-  std::vector<Capture> captures;
+  HitCaptures captures;
   std::uint64_t line_no = chunk.first_line;
   std::size_t counted_to = 0;
   for (const Hit& h : hits) {
     line_no += util::count_newlines(text.substr(counted_to, h.line_start - counted_to));
     counted_to = h.line_start;
     const Pattern& pat = impl.patterns[h.pattern];
-    captures.clear();
-    for (const auto& [name, idx] : pat.names()) {
-      const Span& s = spans[h.capture_begin + static_cast<std::size_t>(idx) - 1];
-      if (s.present) {
-        captures.push_back(Capture{name, text.substr(s.begin, s.len)});
-      }
-    }
+    captures.reset(pat, text, h);
     std::size_t line_end = h.line_end;
     if (line_end > h.line_start && text[line_end - 1] == '\r') {
       --line_end;
@@ -420,7 +452,7 @@ bool Matcher::scan_candidates(const source::Chunk& chunk, const Candidates& foun
     ev.line = text.substr(h.line_start, line_end - h.line_start);
     ev.line_no = line_no;
     ev.offset = chunk.offset + h.line_start;
-    ev.captures = &captures;
+    ev.lazy = &captures;
     ev.chunk = text;
     ev.line_pos = h.line_start;
     ev.match_pos = h.match_begin - h.line_start;

@@ -667,7 +667,7 @@ public:
       count_into(slot, ev);
       return true;
     }
-    for (const auto& c : *ev.captures) {
+    for (const auto& c : ev.captures()) {
       hit.captures.emplace_back(std::string(c.name), std::string(util::clip(c.value, 256)));
     }
     read_above(ev, hit);
@@ -702,10 +702,8 @@ private:
   Key key_of(const matcher::MatchEvent& ev, const context::LineContext& ctx) {
     const int rank = ctx.rank ? ctx.rank->value : -1;
     std::string gpu = ctx.pci ? ctx.pci->value : "";
-    for (const auto& c : *ev.captures) {
-      if (c.name == "pci") {
-        gpu = context::normalize_pci(util::clip(c.value, 256));
-      }
+    if (const auto pci = capture_of(ev, "pci")) {
+      gpu = context::normalize_pci(util::clip(*pci, 256));
     }
     // Generic evidence is kept per distinct message (numbers masked): a
     // rank's fatal exception is never folded into the recovered ones before it.
@@ -728,14 +726,26 @@ private:
     // init line for its largest communicator says who it is (the identity map).
     if (rank < 0 && ctx.pid) {
       gpu += "|pid " + std::to_string(ctx.pid->value);
-      for (const auto& c : *ev.captures) {
-        if (c.name == "nranks") {
-          gpu += "|n ";
-          gpu += util::clip(c.value, 256);
-        }
+      if (const auto n = capture_of(ev, "nranks")) {
+        gpu += "|n ";
+        gpu += util::clip(*n, 256);
       }
     }
     return Key{ev.signature, ev.signal, m_source, rank, std::move(gpu)};
+  }
+
+  // A capture the slot depends on; the captures are only taken when the
+  // pattern has a group of that name.
+  static std::optional<std::string_view> capture_of(const matcher::MatchEvent& ev, std::string_view name) {
+    if (!ev.declares(name)) {
+      return std::nullopt;
+    }
+    for (const auto& c : ev.captures()) {
+      if (c.name == name) {
+        return c.value;
+      }
+    }
+    return std::nullopt;
   }
 
   void count_into(const std::vector<std::size_t>& slot, const matcher::MatchEvent& ev) {
@@ -767,6 +777,7 @@ private:
   }
 
   static constexpr std::size_t k_max_messages = 256;
+  inline static const std::vector<matcher::Capture> k_none;
   std::map<std::tuple<std::uint32_t, std::uint32_t, int>, std::set<std::string>> m_messages;
   context::TracebackReader m_above;
   UnitResult& m_out;

@@ -1,9 +1,12 @@
 #include <denpex/selftest/selftest.hpp>
 
 #include <algorithm>
+#include <optional>
+#include <type_traits>
 
 #include <fmt/format.h>
 
+#include <denpex/context/context.hpp>
 #include <denpex/matcher/prefilter.hpp>
 
 namespace denpex::selftest {
@@ -21,7 +24,7 @@ class Collect final : public matcher::MatchSink {
 public:
   bool matched(const matcher::MatchEvent& ev) override {
     Event e{ev.signature, ev.signal, ev.line_no, {}};
-    for (const auto& c : *ev.captures) {
+    for (const auto& c : ev.captures()) {
       e.captures.emplace_back(std::string(c.name), std::string(c.value));
     }
     events.push_back(std::move(e));
@@ -36,6 +39,55 @@ std::vector<Event> scan_text(const matcher::Matcher& m, const std::string& text)
   source::Chunk chunk{text, 1, 0};
   m.scan(chunk, sink, diags);
   return sink.events;
+}
+
+// One identity field of a line's context, as an example states it.
+std::optional<std::string> context_field(const context::LineContext& ctx, std::string_view name) {
+  auto str = [](const auto& f) -> std::optional<std::string> {
+    if (!f) {
+      return std::nullopt;
+    }
+    if constexpr (std::is_same_v<std::decay_t<decltype(f->value)>, std::string>) {
+      return f->value;
+    } else {
+      return std::to_string(f->value);
+    }
+  };
+  if (name == "rank") {
+    return str(ctx.rank);
+  }
+  if (name == "nranks") {
+    return str(ctx.nranks);
+  }
+  if (name == "host") {
+    return str(ctx.host);
+  }
+  if (name == "pid") {
+    return str(ctx.pid);
+  }
+  if (name == "gpu") {
+    return str(ctx.gpu);
+  }
+  if (name == "pci") {
+    return str(ctx.pci);
+  }
+  return std::nullopt;
+}
+
+// The identity an example expects its line's own context to give.
+void check_context(const catalog::Example& ex, const std::string& where, Report& r) {
+  if (ex.context.empty()) {
+    return;
+  }
+  const auto ctx = context::parse_line(ex.line);
+  for (const auto& [name, want] : ex.context) {
+    const auto got = context_field(ctx, name);
+    if (!got) {
+      r.failures.push_back({where, fmt::format("context '{}' missing (expected '{}')", name, want)});
+    } else if (*got != want) {
+      r.failures.push_back({where, fmt::format("context '{}' is '{}', expected '{}'", name, *got, want)});
+    }
+  }
 }
 
 } // namespace
@@ -53,6 +105,7 @@ Report test_examples(const catalog::Catalog& cat, const matcher::Matcher& m, con
       const auto& ex = sig.match_examples[i];
       ++r.examples;
       const std::string where = fmt::format("{}: /examples/match/{}", sig.file, i);
+      check_context(ex, where, r);
       // Alone, and inside a chunk between unrelated lines (line 2).
       for (int variant = 0; variant < 2; ++variant) {
         const std::string text = variant == 0 ? ex.line : "training step 100 loss 2.31\n" + ex.line + "\nepoch 3 done\n";

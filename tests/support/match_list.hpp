@@ -34,7 +34,7 @@ inline std::vector<FlatMatch> match_list(const matcher::Matcher& m, std::string_
     std::vector<FlatMatch> out;
     bool matched(const matcher::MatchEvent& ev) override {
       FlatMatch f{ev.signature, ev.signal, ev.line_no, ev.match_pos, std::string(ev.line), {}};
-      for (const auto& c : *ev.captures) {
+      for (const auto& c : ev.captures()) {
         f.captures.emplace_back(std::string(c.name), std::string(c.value));
       }
       out.push_back(std::move(f));

@@ -5,6 +5,8 @@
 #include <catch2/catch.hpp>
 
 #include <denpex/catalog/catalog.hpp>
+#include <denpex/matcher/matcher.hpp>
+#include <denpex/selftest/selftest.hpp>
 #include <denpex/util/diagnostics.hpp>
 
 #include <nlohmann/json.hpp>
@@ -302,11 +304,25 @@ TEST_CASE("catalog::parse_signature: signal and example cross-checks", "[catalog
                                      {"signal", "nope"}};
     expect_one_error(j, "sigs/driver/test.minimal.json: /examples/match/0/signal", "no signal named 'nope'");
   }
+  SECTION("example context names a field that is not identity") {
+    json j = minimal();
+    j["examples"]["match"][0] = json{{"line", "NVRM: Xid (PCI:0000:06:00): 79, GPU has fallen off the bus."},
+                                     {"context", json{{"node", "a"}}}};
+    expect_one_error(j, "sigs/driver/test.minimal.json: /examples/match/0/context/node",
+                     "'node' is not one of rank, nranks, host, pid, gpu, pci");
+  }
   SECTION("explains on a symptom") {
     json j = minimal();
     j["role"] = "symptom";
     j["explains"] = json::array({"x.y"});
     expect_one_error(j, "sigs/driver/test.minimal.json: /explains", "only cause entries explain symptoms");
+  }
+  SECTION("joins_earlier on a symptom") {
+    json j = minimal();
+    j["role"] = "symptom";
+    j["severity"] = "error";
+    j["joins_earlier"] = true;
+    expect_one_error(j, "sigs/driver/test.minimal.json: /joins_earlier", "only cause entries join an earlier incident");
   }
   SECTION("generic on a cause") {
     json j = minimal();
@@ -459,4 +475,40 @@ TEST_CASE("catalog::parse_signature: examples are always read from files that ar
   }
   REQUIRE(sig);
   CHECK(sig->match_examples.size() == 1);
+}
+
+// An example's "context" is checked against what the line's own context
+// gives (context::parse_line), field by field: right, wrong and missing.
+TEST_CASE("selftest::test_examples: an example's context is the line's parsed identity", "[catalog]") {
+  // Real line: NCCL 2.4 socket warning (signatures/nccl/nccl.socket.connect-failed.json).
+  const std::string line =
+      "gpu-bql-144-103:18553:18611 [0] include/socket.h:360 WARN Call to connect failed : Connection timed out";
+  json j = minimal("test.context");
+  j["area"] = "nccl";
+  j["signals"] = json::array({json{{"id", "s"}, {"pattern", "WARN Call to connect failed : (?P<reason>.+)"}}});
+  j["examples"]["match"] = json::array({json{
+      {"line", line},
+      {"captures", json{{"reason", "Connection timed out"}}},
+      {"context", json{{"host", "gpu-bql-144-103"}, {"pid", "18553"}, {"gpu", "0"}}},
+  }});
+  j["examples"]["no_match"] = json::array({"gpu-bql-144-103:18553:18611 [0] NCCL INFO Bootstrap : Using eth0"});
+  auto run = [](const json& entry) {
+    Diagnostics diags;
+    auto sig = parse_signature(file_of(entry, "sigs/nccl/test.context.json"), diags);
+    REQUIRE(sig);
+    Catalog cat;
+    REQUIRE(cat.add(std::move(*sig), diags));
+    cat.finalize(diags);
+    auto m = denpex::matcher::Matcher::compile(cat);
+    REQUIRE(m);
+    return denpex::selftest::test_examples(cat, *m, {});
+  };
+  CHECK(run(j).failures.empty());
+
+  j["examples"]["match"][0]["context"] = json{{"host", "other"}, {"rank", "3"}};
+  const auto r = run(j);
+  REQUIRE(r.failures.size() == 2);
+  CHECK(r.failures[0].where == "sigs/nccl/test.context.json: /examples/match/0");
+  CHECK(r.failures[0].what == "context 'host' is 'gpu-bql-144-103', expected 'other'");
+  CHECK(r.failures[1].what == "context 'rank' missing (expected '3')");
 }

@@ -99,7 +99,7 @@ public:
   bool matched(const MatchEvent& ev) override {
     Hit h{ev.signature, ev.signal, std::string(ev.line), ev.line_no, ev.offset, {},
           ev.chunk.substr(ev.line_pos, ev.line.size()) == ev.line};
-    for (const auto& c : *ev.captures) {
+    for (const auto& c : ev.captures()) {
       h.captures[std::string(c.name)] = std::string(c.value);
     }
     hits.push_back(std::move(h));

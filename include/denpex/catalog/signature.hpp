@@ -47,6 +47,10 @@ struct Example {
   std::string line;
   std::string signal;                          // expected signal id ("" = any)
   std::map<std::string, std::string> captures; // expected named captures
+  // Expected identity the line's own context gives (context::parse_line):
+  // rank, nranks, host, pid, gpu, pci. NCCL's "host:pid:tid [gpu]" prefix is
+  // read there, not captured by each pattern.
+  std::map<std::string, std::string> context;
   // log (a real log line), source (a format string from source code), doc
   // (a documentation page's own line), synthetic (built by us in a real
   // format: a documented layout with another code), or "" (unsaid).
@@ -78,6 +82,10 @@ struct Signature {
   Severity severity = Severity::error;
   int priority = 50;
   bool generic = false; // symptom that any cause can produce (a crash wrapper)
+  // A cause whose line is printed after a process ended (srun's "task N:
+  // Exited with exit code C"): it joins the incident that precedes it in
+  // its episode as collateral, and stands alone only when none does.
+  bool joins_earlier = false;
   std::vector<std::string> tags;
   std::vector<Signal> signals;
   std::vector<std::string> explains;

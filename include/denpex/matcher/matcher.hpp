@@ -32,6 +32,18 @@ struct Capture {
   std::string_view value;
 };
 
+// A match's named captures, taken when first asked for. Finding a match
+// needs only RE2's DFA; the captures need a second, slower engine over the
+// match (RE2 does the same two steps inside one call), so a hit that is only
+// counted never pays for them.
+class LazyCaptures {
+public:
+  virtual ~LazyCaptures() = default;
+  virtual const std::vector<Capture>& get() const = 0;
+  // Whether the pattern has a group of this name (no matching needed).
+  virtual bool declares(std::string_view name) const = 0;
+};
+
 // One signal found on one line. Every view (line, captures, chunk) points
 // into the reader's buffer and is valid only during MatchSink::matched().
 struct MatchEvent {
@@ -40,10 +52,13 @@ struct MatchEvent {
   std::string_view line;       // without its '\n' (and a CRLF's '\r')
   std::uint64_t line_no = 0;   // 1-based
   std::uint64_t offset = 0;    // byte offset of the line in its source
-  const std::vector<Capture>* captures = nullptr;
+  const LazyCaptures* lazy = nullptr;
   std::string_view chunk;      // the whole chunk, for looking at neighbouring lines
   std::size_t line_pos = 0;    // where `line` starts inside `chunk`
   std::size_t match_pos = 0;   // where the match starts inside `line`
+
+  const std::vector<Capture>& captures() const { return lazy->get(); }
+  bool declares(std::string_view name) const { return lazy->declares(name); }
 };
 
 // Push-model consumer (ripgrep's Sink). matched() returns false to stop.
