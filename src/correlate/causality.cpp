@@ -1,8 +1,10 @@
 // Pass: causality. A cause that explains another turns it into collateral:
-// the line's own words first ("caused by previous Xid 149"), then the
-// catalog's `explains` relations (Xid 79 -> the CUDA errors on its node),
-// then one failure reported by two layers (NCCL's WARN and PyTorch's
-// exception for the same CUDA error). Never across failure episodes.
+// the line's own words first ("caused by previous Xid 149"), then a line
+// printed after its process ended joining what came before it
+// (`joins_earlier`), then the catalog's `explains` relations (Xid 79 -> the
+// CUDA errors on its node), then one failure reported by two layers (NCCL's
+// WARN and PyTorch's exception for the same CUDA error). Never across
+// failure episodes.
 #include "passes.hpp"
 
 #include <algorithm>
@@ -101,11 +103,46 @@ bool absorb_named(State& s, Work& b) {
   return false;
 }
 
+// a's first line came before b's: by time when both have comparable stamps,
+// else by line order in one file.
+bool precedes(const Work& a, const Work& b) {
+  if (comparable(a.first_time, b.first_time)) {
+    return a.first_time->t <= b.first_time->t;
+  }
+  return a.inc.first.source == b.inc.first.source && a.inc.first.line_no < b.inc.first.line_no;
+}
+
+// A line printed after a process ended (`joins_earlier`: srun's "task N:
+// Exited with exit code C") is collateral of the earliest incident before it
+// in its episode that still stands (not recovered from, not another such
+// line). It stands alone only when nothing precedes it: then it names the
+// first task that failed.
+bool absorb_into_earlier(State& s, Work& b) {
+  if (!s.cat.at(b.inc.signature).joins_earlier) {
+    return false;
+  }
+  Work* first = nullptr;
+  for (auto& a : s.work) {
+    if (&a == &b || a.absorbed || a.inc.recovered || s.cat.at(a.inc.signature).joins_earlier ||
+        !same_episode(a, b) || !precedes(a, b)) {
+      continue;
+    }
+    if (first == nullptr || precedes(a, *first)) {
+      first = &a;
+    }
+  }
+  if (first == nullptr) {
+    return false;
+  }
+  absorb(*first, b);
+  return true;
+}
+
 } // namespace
 
 void pass_causality(State& s) {
   for (auto& b : s.work) {
-    if (b.absorbed || absorb_named(s, b)) {
+    if (b.absorbed || absorb_named(s, b) || absorb_into_earlier(s, b)) {
       continue;
     }
     for (auto& a : s.work) {

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 #include <denpex/catalog/catalog.hpp>
 #include <denpex/correlate/correlate.hpp>
 #include <denpex/correlate/describe.hpp>
@@ -537,4 +539,44 @@ TEST_CASE("clocks: a symptom stamped slightly before its cause on another node i
   d = denpex::correlate::correlate(hits, {SourceRef{"a.log", {}}, SourceRef{"b.log", {}}}, cat, o);
   REQUIRE(d.initiating() != nullptr);
   CHECK(d.initiating()->collateral.empty());
+}
+
+// srun's "task N: Exited with exit code C" is printed after the task ended:
+// collateral of whatever came before it, the first failure only when nothing
+// did (facebookresearch/deit#102: task 5 exits, then the step is torn down
+// and the other tasks are reported Killed).
+TEST_CASE("joins_earlier: a task's exit line joins the incident before it, else names the first task",
+          "[correlate][generic]") {
+  json exit_code = entry("t.exit-code", "cause", 31);
+  exit_code["headline"] = "srun task {tasks} exited";
+  exit_code["signals"] = json::array({json{{"id", "s"}, {"pattern", "task (?P<tasks>\\d+): Exited"}}});
+  exit_code["joins_earlier"] = true;
+  json killed = entry("t.killed", "cause", 32);
+  killed["headline"] = "srun task killed";
+  const auto cat = make_catalog({headline_entry("t.exc", 34), exit_code, killed});
+
+  SECTION("after an exception: its collateral") {
+    auto e = exception(cat, "t.exc", 3, 0, 3, "FileNotFoundError", "No such file: shard_17");
+    auto x = hit(cat, "t.exit-code", 0, 9, 2024, 11, 29, 18, 1);
+    x.captures = {{"tasks", "3"}};
+    const auto d = denpex::correlate::correlate({e, x}, {SourceRef{"train.log", {}}}, cat);
+    REQUIRE(d.incidents.size() == 1);
+    CHECK(cat.at(d.incidents[0].signature).id == "t.exc");
+    REQUIRE(d.incidents[0].collateral.size() == 1);
+    CHECK(cat.at(d.incidents[0].collateral[0].signature).id == "t.exit-code");
+  }
+  SECTION("first in the log, before the killed tasks: it initiates") {
+    auto x = hit(cat, "t.exit-code", 0, 1, 2024, 11, 29, 18, 1);
+    x.ctx.time.kind = denpex::context::ClockKind::none; // srun's status lines carry no stamp
+    x.captures = {{"tasks", "5"}};
+    std::vector<Hit> hits{x};
+    for (std::uint64_t line = 4; line < 8; ++line) {
+      hits.push_back(hit(cat, "t.killed", 0, line, 2021, 7, 14, 8, 0));
+    }
+    const auto d = denpex::correlate::correlate(hits, {SourceRef{"slurm.out", {}}}, cat);
+    const auto init = std::find_if(d.incidents.begin(), d.incidents.end(), [](const auto& i) { return i.initiating; });
+    REQUIRE(init != d.incidents.end());
+    CHECK(cat.at(init->signature).id == "t.exit-code");
+    CHECK(init->headline == "srun task 5 exited");
+  }
 }
