@@ -394,6 +394,23 @@ Prefix launcher_prefix(std::string_view line) {
   return p;
 }
 
+bool logged_below_error(std::string_view prefix) {
+  for (const std::string_view word : {"WARNING", "WARN", "INFO", "DEBUG"}) {
+    for (auto at = prefix.find(word); at != std::string_view::npos; at = prefix.find(word, at + 1)) {
+      const std::size_t end = at + word.size();
+      const bool starts = at == 0 || !is_alpha(prefix[at - 1]);
+      const bool ends = end == prefix.size() || !is_alpha(prefix[end]);
+      if (starts && ends) {
+        return true;
+      }
+    }
+  }
+  // glog: "W1201 06:22:31.450123 ..." at the start of the message.
+  const auto body = prefix.substr(launcher_prefix(prefix).body);
+  return body.size() >= 6 && (body[0] == 'W' || body[0] == 'I') && is_digit(body[1]) && is_digit(body[2]) &&
+         is_digit(body[3]) && is_digit(body[4]) && body[5] == ' ';
+}
+
 LineContext parse_line(std::string_view line) {
   LineContext ctx;
   const std::size_t body = strip_prefixes(line, ctx);

@@ -406,6 +406,11 @@ struct ScanContext {
   std::size_t max_lines;
   std::vector<IdState>* state; // per Hyperscan id
   std::vector<IdLine>* lines;
+  // The line of the previous report, whatever its id: several patterns
+  // matching one line need its bounds found once.
+  std::size_t last_begin = 0;
+  std::size_t last_end = 0;
+  bool have_last = false;
 };
 
 // Hyperscan reports where a match of the (relaxed) expression ends, at every
@@ -422,6 +427,8 @@ int on_match(unsigned int id, unsigned long long, unsigned long long to_, unsign
   const char* text = c.text.data();
   const auto to = static_cast<std::size_t>(to_);
   std::size_t begin = 0;
+  std::size_t end = 0;
+  bool known = false; // [begin, end) is the previous report's line
   if (to == 0 || text[to - 1] == '\n') {
     if (to >= c.text.size() || (st.seen && st.begin == to)) {
       return 0; // an empty match at the very end, or a line already named
@@ -432,11 +439,22 @@ int on_match(unsigned int id, unsigned long long, unsigned long long to_, unsign
     if (st.seen && q >= st.begin && q < st.end) {
       return 0;
     }
-    const void* nl = ::memrchr(text, '\n', q);
-    begin = nl == nullptr ? 0 : static_cast<std::size_t>(static_cast<const char*>(nl) - text) + 1;
+    if (c.have_last && q >= c.last_begin && q < c.last_end) {
+      begin = c.last_begin;
+      end = c.last_end;
+      known = true;
+    } else {
+      const void* nl = ::memrchr(text, '\n', q);
+      begin = nl == nullptr ? 0 : static_cast<std::size_t>(static_cast<const char*>(nl) - text) + 1;
+    }
   }
-  const void* nl = std::memchr(text + begin, '\n', c.text.size() - begin);
-  const std::size_t end = nl == nullptr ? c.text.size() : static_cast<std::size_t>(static_cast<const char*>(nl) - text);
+  if (!known) {
+    const void* nl = std::memchr(text + begin, '\n', c.text.size() - begin);
+    end = nl == nullptr ? c.text.size() : static_cast<std::size_t>(static_cast<const char*>(nl) - text);
+    c.have_last = true;
+    c.last_begin = begin;
+    c.last_end = end;
+  }
   st.seen = true;
   st.begin = static_cast<std::uint32_t>(begin);
   st.end = static_cast<std::uint32_t>(end);

@@ -650,6 +650,9 @@ public:
 
   bool matched(const matcher::MatchEvent& ev) override {
     ++m_out.totals.matches;
+    if (logged_exception(ev)) {
+      return true;
+    }
     correlate::Hit hit;
     hit.signature = ev.signature;
     hit.signal = ev.signal;
@@ -732,6 +735,16 @@ private:
       }
     }
     return Key{ev.signature, ev.signal, m_source, rank, std::move(gpu)};
+  }
+
+  // An exception line that a logger printed below the error level
+  // ("[WARNING] FileNotFoundError: ...", torch._dynamo reporting a compile
+  // it fell back from) was caught and logged: not evidence of a failure.
+  bool logged_exception(const matcher::MatchEvent& ev) const {
+    return m_options.catalog != nullptr &&
+           m_options.catalog->at(ev.signature).signals[ev.signal].lookback ==
+               catalog::Signal::Lookback::python_traceback &&
+           context::logged_below_error(ev.line.substr(0, std::min(ev.match_pos, ev.line.size())));
   }
 
   // A capture the slot depends on; the captures are only taken when the

@@ -527,3 +527,22 @@ TEST_CASE("context::SourceContext: a stamp found by continuing the last walk is 
   CHECK(with_neighbour > 20); // both answers occur
   CHECK(without > 5);
 }
+
+// Real prefixes, each up to where an exception pattern would start.
+TEST_CASE("context::logged_below_error: level words and glog letters below ERROR", "[context]") {
+  using denpex::context::logged_below_error;
+  // torch._dynamo through Python logging (MrCogito/Deep_learning_2023, an LSF job log).
+  CHECK(logged_below_error("[2023-12-01 06:22:31,450] torch._dynamo.convert_frame: [WARNING"));
+  // Python logging's default format.
+  CHECK(logged_below_error("WARNING:root:"));
+  // loguru (nv-tlabs/LION#9).
+  CHECK(logged_below_error("2023-01-25 00:21:34.569 | INFO     | trainers.base_trainer:train_epochs:256 - [R0] |"));
+  // glog W level behind torchrun's prefix.
+  CHECK(logged_below_error("[rank0]:W1120 01:13:20.892446889 ProcessGroupNCCL.cpp:1662]"));
+  // Not below error: ERROR levels, rank prefixes, words that only contain a level.
+  CHECK_FALSE(logged_below_error("[2023-12-01 06:22:31,450] [ERROR"));
+  CHECK_FALSE(logged_below_error("[rank3]:"));
+  CHECK_FALSE(logged_below_error("[rank0]:E1120 01:13:20.892446889 ProcessGroupNCCL.cpp:1662]"));
+  CHECK_FALSE(logged_below_error("INFORMATION "));
+  CHECK_FALSE(logged_below_error(""));
+}

@@ -131,3 +131,36 @@ TEST_CASE("scan::run: distinct messages of one entry are kept up to a bound, the
   CHECK(r.hits.size() <= 256 + so.keep_per_key);   // 256 messages, then one shared slot
   CHECK(r.hits.size() >= 256);
 }
+
+// torch._dynamo logs the compile it fell back from as a WARNING traceback
+// (real lines from an LSF job that then reported "Successfully completed.":
+// MrCogito/Deep_learning_2023 outputs/WorkingSetup/Markdown/WorkingSetup_2.md):
+// the exception was caught, so no python.exception evidence. The same
+// exception printed bare still is.
+TEST_CASE("scan::run: an exception logged at WARNING level is not evidence", "[scan]") {
+  Diagnostics diags;
+  const auto cat = catalog::load_catalog({}, diags);
+  auto m = matcher::Matcher::compile(cat, {});
+  REQUIRE(m);
+  const std::string logged =
+      "[2023-12-01 06:22:31,450] torch._dynamo.convert_frame: [WARNING] torch._dynamo.exc.BackendCompilerFailed: "
+      "backend='inductor' raised:\n"
+      "[2023-12-01 06:22:31,450] torch._dynamo.convert_frame: [WARNING] FileNotFoundError: [Errno 2] No such file "
+      "or directory: 'ldconfig'\n";
+  const std::string bare = "FileNotFoundError: [Errno 2] No such file or directory: 'ldconfig'\n";
+  auto exceptions = [&](const std::string& text) {
+    auto opener = source::make_memory_opener({{"train.log", text}});
+    scan::ScanOptions so;
+    so.jobs = 1;
+    so.catalog = &cat;
+    Diagnostics d;
+    const auto r = scan::run(*opener, {"train.log"}, *m, so, d);
+    std::size_t n = 0;
+    for (const auto& h : r.hits) {
+      n += cat.at(h.signature).id == "python.exception" ? 1 : 0;
+    }
+    return n;
+  };
+  CHECK(exceptions(logged) == 0);
+  CHECK(exceptions(bare) == 1);
+}

@@ -87,6 +87,14 @@ struct Prefix {
 };
 Prefix launcher_prefix(std::string_view line);
 
+// Whether `prefix` (a line up to a match) marks the line as logged below the
+// error level: a level word WARNING, WARN, INFO or DEBUG standing alone
+// (Python logging's "[WARNING]", "root - INFO -", loguru's "| WARNING |"),
+// or glog's W/I level letter before its MMDD stamp ("W1201 06:22:31").
+// An exception printed in such a line was caught and logged, not fatal
+// (torch._dynamo's "[WARNING] FileNotFoundError: ..." tracebacks).
+bool logged_below_error(std::string_view prefix);
+
 // Context of the line itself: prefixes ([rank3]:, [1,3]<stderr>:, "3: ",
 // "host: "), c10d's [Rank N], NCCL's host:pid:tid [dev], syslog hosts, NVRM
 // bus ids, and its timestamp.
