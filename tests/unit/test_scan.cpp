@@ -17,6 +17,20 @@
 
 using namespace denpex;
 
+namespace {
+
+// `text` as one source, train.log, on one core.
+scan::ScanResult scan_one(const catalog::Catalog& cat, const matcher::Matcher& m, const std::string& text) {
+  auto opener = source::make_memory_opener({{"train.log", text}});
+  scan::ScanOptions so;
+  so.jobs = 1;
+  so.catalog = &cat;
+  Diagnostics d;
+  return scan::run(*opener, {"train.log"}, m, so, d);
+}
+
+} // namespace
+
 TEST_CASE("scan::run: one big file gives the same hits, samples and totals at -j1 and -j3", "[scan]") {
   Diagnostics diags;
   const auto cat = catalog::load_catalog({}, diags);
@@ -116,19 +130,14 @@ TEST_CASE("scan::run: distinct messages of one entry are kept up to a bound, the
     }
     text += "[rank0]: ValueError: unknown option " + word + " in config\n";
   }
-  auto opener = source::make_memory_opener({{"train.log", text}});
-  scan::ScanOptions so;
-  so.jobs = 1;
-  so.catalog = &cat;
-  Diagnostics d;
-  const auto r = scan::run(*opener, {"train.log"}, *m, so, d);
+  const auto r = scan_one(cat, *m, text);
   std::uint64_t counted = 0;
   for (const auto& h : r.hits) {
     counted += h.count;
   }
   CHECK(r.totals.matches == static_cast<std::uint64_t>(n));
   CHECK(counted == static_cast<std::uint64_t>(n)); // every line counted once
-  CHECK(r.hits.size() <= 256 + so.keep_per_key);   // 256 messages, then one shared slot
+  CHECK(r.hits.size() <= 256 + scan::ScanOptions{}.keep_per_key);   // 256 messages, then one shared slot
   CHECK(r.hits.size() >= 256);
 }
 
@@ -149,12 +158,7 @@ TEST_CASE("scan::run: an exception logged at WARNING level is not evidence", "[s
       "or directory: 'ldconfig'\n";
   const std::string bare = "FileNotFoundError: [Errno 2] No such file or directory: 'ldconfig'\n";
   auto exceptions = [&](const std::string& text) {
-    auto opener = source::make_memory_opener({{"train.log", text}});
-    scan::ScanOptions so;
-    so.jobs = 1;
-    so.catalog = &cat;
-    Diagnostics d;
-    const auto r = scan::run(*opener, {"train.log"}, *m, so, d);
+    const auto r = scan_one(cat, *m, text);
     std::size_t n = 0;
     for (const auto& h : r.hits) {
       n += cat.at(h.signature).id == "python.exception" ? 1 : 0;
