@@ -215,6 +215,164 @@ std::set<std::pair<std::uint32_t, std::uint64_t>> shown_lines(const correlate::D
   return shown;
 }
 
+using LineKey = std::pair<std::uint32_t, std::uint64_t>; // source, line
+
+// fold_evidence (below): the hits, what is known of each line, and the
+// records made so far, each with the position of its first hit.
+class EvidenceFolder {
+public:
+  EvidenceFolder(const correlate::Diagnosis& d, const catalog::Catalog& cat)
+      : m_hits(d.evidence), m_cat(cat), m_raised(raised_entries(d, cat)), m_keep_text(m_hits.size()) {
+    tally_lines();
+    group(shown_lines(d));
+  }
+
+  std::vector<Folded> run() {
+    for (const auto i : m_alone) {
+      start(i);
+    }
+    // Overruled causes first: a line they leave frees its symptoms to fold too.
+    for (const bool causes : {true, false}) {
+      for (auto& [key, members] : m_by_key) {
+        if ((m_cat.at(m_hits[members.front()].signature).role == catalog::Role::cause) == causes) {
+          fold(members);
+        }
+      }
+    }
+    std::sort(m_out.begin(), m_out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<Folded> records;
+    records.reserve(m_out.size());
+    for (auto& [pos, f] : m_out) {
+      if (f.first->ctx.rank) {
+        f.also_ranks.erase(f.first->ctx.rank->value);
+      }
+      records.push_back(std::move(f));
+    }
+    return records;
+  }
+
+private:
+  // What each line holds, and the sources with a cause that may become an
+  // incident (their neighbours decide by line).
+  void tally_lines() {
+    for (const auto& h : m_hits) {
+      const auto& sig = m_cat.at(h.signature);
+      auto& l = m_lines[{h.source, h.line_no}];
+      if (sig.role == catalog::Role::cause) {
+        ++l.causes;
+        l.only_generic = l.only_generic && !sig.headline.empty();
+      } else if (sig.role == catalog::Role::symptom && m_raised[h.signature]) {
+        ++l.raised_symptoms;
+      }
+    }
+    for (const auto& [at, l] : m_lines) {
+      if (l.causes > 0 && !l.overruled()) {
+        m_live_cause_sources.insert(at.first);
+      }
+    }
+  }
+
+  // Which hits keep their text, and which may fold, grouped by what must be equal.
+  void group(const std::set<LineKey>& shown) {
+    std::set<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>> first_of_signal; // source, entry, signal
+    for (std::size_t i = 0; i < m_hits.size(); ++i) {
+      const auto& h = m_hits[i];
+      const auto& sig = m_cat.at(h.signature);
+      const bool first_of_its_signal = first_of_signal.emplace(h.source, h.signature, h.signal).second;
+      const bool overruled = sig.role == catalog::Role::cause && m_lines[{h.source, h.line_no}].overruled();
+      m_keep_text[i] = (sig.role == catalog::Role::cause && !overruled) || first_of_its_signal ||
+                       shown.count({h.source, h.line_no}) != 0;
+      if ((sig.role != catalog::Role::cause || overruled) && !h.traceback &&
+          m_live_cause_sources.count(h.source) == 0) {
+        m_by_key[fold_key(h)].push_back(i);
+      } else {
+        m_alone.push_back(i);
+      }
+    }
+  }
+
+  // A new record, from hit i.
+  void start(std::size_t i) {
+    const auto& h = m_hits[i];
+    Folded f;
+    f.first = &h;
+    f.count = h.count;
+    f.last_line = h.last_line_no;
+    f.keep_text = m_keep_text[i];
+    f.also_ranks.insert(h.also_ranks.begin(), h.also_ranks.end());
+    for (const auto& c : h.captures) {
+      if (!std::any_of(f.captures.begin(), f.captures.end(), [&](const auto& x) { return x.first == c.first; })) {
+        f.captures.push_back(c); // the correlator reads a name's first value
+      }
+    }
+    m_out.emplace_back(i, std::move(f));
+  }
+
+  // Whether hit i may leave its line without changing what the correlator
+  // decides there: overruled generic evidence may (its line stays overruled
+  // or holds no cause); a symptom may leave a line whose causes another
+  // symptom keeps collateral.
+  bool may_leave(std::size_t i) {
+    const auto& h = m_hits[i];
+    const auto& line = m_lines[{h.source, h.line_no}];
+    const auto role = m_cat.at(h.signature).role;
+    const bool symptom = role == catalog::Role::symptom && m_raised[h.signature];
+    return role == catalog::Role::cause || line.causes == 0 || (symptom && line.raised_symptoms > 1);
+  }
+
+  // Hit i into record f, when close enough in time and its captures agree.
+  bool merge(Folded& f, std::size_t i) {
+    const auto& h = m_hits[i];
+    const auto role = m_cat.at(h.signature).role;
+    const auto dt = fold_time(h.ctx.time) - fold_time(f.first->ctx.time);
+    // An overruled cause's captures (its headline) are never read.
+    if (dt > k_fold_us || (borrowed(*f.first) && !borrowed(h)) ||
+        (role != catalog::Role::cause && !merge_captures(f.captures, h))) {
+      return false;
+    }
+    f.count += h.count;
+    if (h.source == f.first->source) {
+      f.last_line = std::max(f.last_line, h.last_line_no);
+    }
+    f.keep_text = f.keep_text || m_keep_text[i];
+    if (h.ctx.rank && h.ctx.rank->value != f.first->ctx.rank->value) {
+      f.also_ranks.insert(h.ctx.rank->value);
+    }
+    f.also_ranks.insert(h.also_ranks.begin(), h.also_ranks.end());
+    auto& line = m_lines[{h.source, h.line_no}];
+    line.raised_symptoms -= role == catalog::Role::symptom && m_raised[h.signature] ? 1 : 0;
+    line.causes -= role == catalog::Role::cause ? 1 : 0;
+    return true;
+  }
+
+  // One key's hits, by time: each folds into the current record or starts one.
+  void fold(std::vector<std::size_t>& members) {
+    std::stable_sort(members.begin(), members.end(), [&](std::size_t a, std::size_t b) {
+      const auto ta = fold_time(m_hits[a].ctx.time);
+      const auto tb = fold_time(m_hits[b].ctx.time);
+      return std::tie(ta, m_hits[a].source, m_hits[a].line_no) < std::tie(tb, m_hits[b].source, m_hits[b].line_no);
+    });
+    std::size_t current = 0;
+    for (const auto i : members) {
+      if (i != members.front() && may_leave(i) && merge(m_out[current].second, i)) {
+        continue;
+      }
+      current = m_out.size();
+      start(i);
+    }
+  }
+
+  const std::vector<correlate::Hit>& m_hits;
+  const catalog::Catalog& m_cat;
+  const std::vector<bool> m_raised;
+  std::map<LineKey, LineFacts> m_lines;
+  std::set<std::uint32_t> m_live_cause_sources;
+  std::vector<bool> m_keep_text;
+  std::map<std::string, std::vector<std::size_t>> m_by_key;
+  std::vector<std::size_t> m_alone;
+  std::vector<std::pair<std::size_t, Folded>> m_out;
+};
+
 // The diagnosis's hits as evidence records, in order (docs/cluster.md,
 // "What the findings carry"). Hits of one entry and signal on one host, GPU
 // and clock fold into the earliest of them when they were printed within
@@ -232,124 +390,7 @@ std::set<std::pair<std::uint32_t, std::uint64_t>> shown_lines(const correlate::D
 // one of them is the first of its entry's signal in its source, or it is a
 // cause: no merge shows the others, whose text is null.
 std::vector<Folded> fold_evidence(const correlate::Diagnosis& d, const catalog::Catalog& cat) {
-  const auto& hits = d.evidence;
-  const auto shown = shown_lines(d);
-  const auto raised = raised_entries(d, cat);
-  std::map<std::pair<std::uint32_t, std::uint64_t>, LineFacts> lines;
-  for (const auto& h : hits) {
-    const auto& sig = cat.at(h.signature);
-    auto& l = lines[{h.source, h.line_no}];
-    if (sig.role == catalog::Role::cause) {
-      ++l.causes;
-      l.only_generic = l.only_generic && !sig.headline.empty();
-    } else if (sig.role == catalog::Role::symptom && raised[h.signature]) {
-      ++l.raised_symptoms;
-    }
-  }
-  std::set<std::uint32_t> live_cause_sources;
-  for (const auto& [at, l] : lines) {
-    if (l.causes > 0 && !l.overruled()) {
-      live_cause_sources.insert(at.first);
-    }
-  }
-
-  // Which hits keep their text, and which may fold, grouped by what must be equal.
-  std::set<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>> first_of_signal; // source, entry, signal
-  std::vector<bool> keep_text(hits.size());
-  std::map<std::string, std::vector<std::size_t>> by_key;
-  std::vector<std::size_t> alone;
-  for (std::size_t i = 0; i < hits.size(); ++i) {
-    const auto& h = hits[i];
-    const auto& sig = cat.at(h.signature);
-    const bool first_of_its_signal = first_of_signal.emplace(h.source, h.signature, h.signal).second;
-    const bool overruled = sig.role == catalog::Role::cause && lines[{h.source, h.line_no}].overruled();
-    keep_text[i] = (sig.role == catalog::Role::cause && !overruled) || first_of_its_signal ||
-                   shown.count({h.source, h.line_no}) != 0;
-    if ((sig.role != catalog::Role::cause || overruled) && !h.traceback && live_cause_sources.count(h.source) == 0) {
-      by_key[fold_key(h)].push_back(i);
-    } else {
-      alone.push_back(i);
-    }
-  }
-
-  std::vector<std::pair<std::size_t, Folded>> out; // position of the first hit, record
-  auto start = [&](std::size_t i) {
-    const auto& h = hits[i];
-    Folded f;
-    f.first = &h;
-    f.count = h.count;
-    f.last_line = h.last_line_no;
-    f.keep_text = keep_text[i];
-    f.also_ranks.insert(h.also_ranks.begin(), h.also_ranks.end());
-    for (const auto& c : h.captures) {
-      if (!std::any_of(f.captures.begin(), f.captures.end(), [&](const auto& x) { return x.first == c.first; })) {
-        f.captures.push_back(c); // the correlator reads a name's first value
-      }
-    }
-    out.emplace_back(i, std::move(f));
-  };
-  for (const auto i : alone) {
-    start(i);
-  }
-  auto fold = [&](std::vector<std::size_t>& members) {
-    std::stable_sort(members.begin(), members.end(), [&](std::size_t a, std::size_t b) {
-      const auto ta = fold_time(hits[a].ctx.time);
-      const auto tb = fold_time(hits[b].ctx.time);
-      return std::tie(ta, hits[a].source, hits[a].line_no) < std::tie(tb, hits[b].source, hits[b].line_no);
-    });
-    std::size_t current = 0;
-    for (const auto i : members) {
-      const auto& h = hits[i];
-      auto& line = lines[{h.source, h.line_no}];
-      const auto role = cat.at(h.signature).role;
-      const bool symptom = role == catalog::Role::symptom && raised[h.signature];
-      // Overruled generic evidence may leave (its line stays overruled or
-      // holds no cause); a symptom may leave a line whose causes another
-      // symptom keeps collateral.
-      const bool may_leave =
-          role == catalog::Role::cause || line.causes == 0 || (symptom && line.raised_symptoms > 1);
-      if (i != members.front() && may_leave) {
-        auto& f = out[current].second;
-        const auto dt = fold_time(h.ctx.time) - fold_time(f.first->ctx.time);
-        // An overruled cause's captures (its headline) are never read.
-        if (dt <= k_fold_us && !(borrowed(*f.first) && !borrowed(h)) &&
-            (role == catalog::Role::cause || merge_captures(f.captures, h))) {
-          f.count += h.count;
-          if (h.source == f.first->source) {
-            f.last_line = std::max(f.last_line, h.last_line_no);
-          }
-          f.keep_text = f.keep_text || keep_text[i];
-          if (h.ctx.rank && h.ctx.rank->value != f.first->ctx.rank->value) {
-            f.also_ranks.insert(h.ctx.rank->value);
-          }
-          f.also_ranks.insert(h.also_ranks.begin(), h.also_ranks.end());
-          line.raised_symptoms -= symptom ? 1 : 0;
-          line.causes -= role == catalog::Role::cause ? 1 : 0;
-          continue;
-        }
-      }
-      current = out.size();
-      start(i);
-    }
-  };
-  // Overruled causes first: a line they leave frees its symptoms to fold too.
-  for (const bool causes : {true, false}) {
-    for (auto& [key, members] : by_key) {
-      if ((cat.at(hits[members.front()].signature).role == catalog::Role::cause) == causes) {
-        fold(members);
-      }
-    }
-  }
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<Folded> records;
-  records.reserve(out.size());
-  for (auto& [pos, f] : out) {
-    if (f.first->ctx.rank) {
-      f.also_ranks.erase(f.first->ctx.rank->value);
-    }
-    records.push_back(std::move(f));
-  }
-  return records;
+  return EvidenceFolder(d, cat).run();
 }
 
 // A merge's source came from a findings file: say which, so that a merge of
