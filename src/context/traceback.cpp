@@ -80,6 +80,110 @@ int speaker(const Prefix& p) {
   return -1;
 }
 
+// The lines above an exception line that its own speaker printed (their
+// bodies, without launcher prefixes), counting every line passed: `at` is
+// the line number of the last one read.
+class SpeakerWalk {
+public:
+  SpeakerWalk(BackLines& up, int who, std::uint64_t line_no, const char* stop_at)
+      : m_up(up), m_who(who), m_at(line_no), m_stop_at(stop_at) {}
+
+  // The next line up of the speaker; nullopt at the end of the text kept,
+  // after `budget` lines, or at `stop_at` (an earlier exception line of this
+  // speaker whose own walk found no header: no header lies above it).
+  std::optional<std::string_view> next(std::size_t& budget) {
+    while (budget > 0) {
+      --budget;
+      const auto l = m_up.next();
+      if (!l) {
+        return std::nullopt;
+      }
+      if (l->data() == m_stop_at) {
+        budget = 0;
+        return std::nullopt;
+      }
+      --m_at;
+      const auto p = launcher_prefix(*l);
+      if (speaker(p) == m_who) {
+        return l->substr(std::min(p.body, l->size()));
+      }
+    }
+    return std::nullopt;
+  }
+  // Past the header the stop no longer applies (it was found below it).
+  void past_header() { m_stop_at = nullptr; }
+  [[nodiscard]] std::uint64_t at() const { return m_at; }
+
+private:
+  BackLines& m_up;
+  int m_who;
+  std::uint64_t m_at;
+  const char* m_stop_at;
+};
+
+// The frames between an exception line and its "Traceback (most recent call
+// last):" header, innermost first, each with the code line printed under it.
+struct FramesRead {
+  std::vector<Frame> frames;
+  std::size_t count = 0;
+  bool header = false;
+};
+
+FramesRead read_frames(SpeakerWalk& walk) {
+  FramesRead r;
+  std::string_view below; // the speaker's line under the one being read: a frame's code line
+  std::size_t budget = TracebackReader::k_max_lines;
+  while (const auto own_line = walk.next(budget)) {
+    const auto body = *own_line;
+    // A Ray task's remote traceback starts under "RayTaskError(T): ray::f() (pid=...)".
+    if (body.find(k_header) != std::string_view::npos ||
+        (body.find("ray::") != std::string_view::npos && body.find("(pid=") != std::string_view::npos)) {
+      r.header = true;
+      break;
+    }
+    if (auto f = parse_frame(body)) {
+      ++r.count;
+      f->code = std::string(below.substr(0, 300));
+      r.frames.push_back(std::move(*f));
+      below = {};
+    } else if (const auto t = trim(body); t.find_first_not_of("^~ ") != std::string_view::npos) {
+      below = t; // not the ^^^^ markers under a code line (Python 3.11+)
+    }
+  }
+  return r;
+}
+
+// Above a traceback's header: a blank line, the link sentence, a blank
+// line, and the previous exception of the chain (or the last line of its
+// message), read as `body` at line `at`.
+struct LinkAbove {
+  ChainLink link;
+  std::uint64_t at;
+  std::string_view body;
+};
+
+std::optional<LinkAbove> link_above(SpeakerWalk& walk) {
+  std::optional<ChainLink> link;
+  std::size_t budget = 8;
+  while (const auto own_line = walk.next(budget)) {
+    const auto body = trim(*own_line);
+    if (body.empty()) {
+      continue;
+    }
+    if (link) {
+      return LinkAbove{*link, walk.at(), body};
+    }
+    if (body.find(k_during) != std::string_view::npos) {
+      link = ChainLink::during_handling;
+    } else if (body.find(k_cause) != std::string_view::npos) {
+      link = ChainLink::direct_cause;
+    } else {
+      return std::nullopt; // something else above the header: no chain
+    }
+  }
+  return std::nullopt;
+}
+
 } // namespace
 
 std::string_view to_string(ChainLink l) {
@@ -141,100 +245,34 @@ std::optional<Traceback> TracebackReader::ending_at(std::string_view chunk, std:
   now.text = std::string(trim(line.substr(std::min(own.body, line.size()))));
 
   BackLines up(chunk, line_pos, m_tail);
-  std::vector<Frame> frames; // innermost first
-  std::size_t count = 0;
-  std::uint64_t at = line_no;
-  bool header = false;
-  std::string_view below; // the speaker's line under the one being read: a frame's code line
-  // The next line up that the exception's own speaker printed (its body,
-  // without launcher prefixes), counting every line passed; nullopt at the
-  // end of the text kept or after `budget` lines.
-  // Reaching the line of an earlier exception of this speaker whose own walk
-  // found no header: nothing above it is a header within the budget left.
-  const char* const no_header_below = headerless_line(who, chunk);
-  bool first_walk = true; // the walk up to the header, not the one above it
-  auto next_own = [&](std::size_t& budget) -> std::optional<std::string_view> {
-    while (budget > 0) {
-      --budget;
-      const auto l = up.next();
-      if (!l) {
-        return std::nullopt;
-      }
-      if (first_walk && l->data() == no_header_below) {
-        budget = 0;
-        return std::nullopt;
-      }
-      --at;
-      const auto p = launcher_prefix(*l);
-      if (speaker(p) == who) {
-        return l->substr(std::min(p.body, l->size()));
-      }
-    }
-    return std::nullopt;
-  };
-  std::size_t budget = k_max_lines;
-  while (const auto own_line = next_own(budget)) {
-    const auto body = *own_line;
-    // A Ray task's remote traceback starts under "RayTaskError(T): ray::f() (pid=...)".
-    if (body.find(k_header) != std::string_view::npos ||
-        (body.find("ray::") != std::string_view::npos && body.find("(pid=") != std::string_view::npos)) {
-      header = true;
-      break;
-    }
-    if (auto f = parse_frame(body)) {
-      ++count;
-      f->code = std::string(below.substr(0, 300));
-      frames.push_back(std::move(*f));
-      below = {};
-    } else if (const auto t = trim(body); t.find_first_not_of("^~ ") != std::string_view::npos) {
-      below = t; // not the ^^^^ markers under a code line (Python 3.11+)
-    }
-  }
-  first_walk = false;
-  if (!header) {
+  SpeakerWalk walk(up, who, line_no, headerless_line(who, chunk));
+  auto read = read_frames(walk);
+  if (!read.header) {
     m_last[who] = std::move(now);
     m_no_header[who] = {chunk.data(), line_pos};
     return std::nullopt;
   }
+  walk.past_header();
 
   Traceback tb;
-  tb.frame_count = count;
+  tb.frame_count = read.count;
+  auto& frames = read.frames;
   std::reverse(frames.begin(), frames.end());
   if (frames.size() > Traceback::k_head + Traceback::k_tail) {
     frames.erase(frames.begin() + static_cast<std::ptrdiff_t>(Traceback::k_head),
                  frames.end() - static_cast<std::ptrdiff_t>(Traceback::k_tail));
   }
   tb.frames = std::move(frames);
-
-  // Above the header: a blank line, the link sentence, a blank line, and the
-  // previous exception of the chain.
-  std::optional<ChainLink> link;
-  budget = 8;
-  while (const auto own_line = next_own(budget)) {
-    const auto body = trim(*own_line);
-    if (body.empty()) {
-      continue;
-    }
-    if (!link) {
-      if (body.find(k_during) != std::string_view::npos) {
-        link = ChainLink::during_handling;
-        continue;
-      }
-      if (body.find(k_cause) != std::string_view::npos) {
-        link = ChainLink::direct_cause;
-        continue;
-      }
-      break; // something else above the header: no chain
-    }
-    // The previous exception (or the last line of its message).
-    auto it = m_last.find(who);
-    if (it != m_last.end() && it->second.line_no <= at && at - it->second.line_no <= k_chain_gap) {
+  if (const auto l = link_above(walk)) {
+    // The previous exception of the chain: this speaker's last exception line
+    // when it is just above the link, else the line read there.
+    const auto it = m_last.find(who);
+    if (it != m_last.end() && it->second.line_no <= l->at && l->at - it->second.line_no <= k_chain_gap) {
       tb.chain = it->second.chain;
-      tb.chain.push_back(ChainedException{it->second.text, it->second.line_no, *link});
+      tb.chain.push_back(ChainedException{it->second.text, it->second.line_no, l->link});
     } else {
-      tb.chain.push_back(ChainedException{std::string(body), at, *link});
+      tb.chain.push_back(ChainedException{std::string(l->body), l->at, l->link});
     }
-    break;
   }
   now.chain = tb.chain;
   m_last[who] = std::move(now);
