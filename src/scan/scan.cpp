@@ -790,7 +790,6 @@ private:
   }
 
   static constexpr std::size_t k_max_messages = 256;
-  inline static const std::vector<matcher::Capture> k_none;
   std::map<std::tuple<std::uint32_t, std::uint32_t, int>, std::set<std::string>> m_messages;
   context::TracebackReader m_above;
   UnitResult& m_out;
