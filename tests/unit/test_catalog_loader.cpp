@@ -477,6 +477,25 @@ TEST_CASE("catalog::parse_signature: examples are always read from files that ar
   CHECK(sig->match_examples.size() == 1);
 }
 
+namespace {
+
+// `entry` (file `name`) as the only entry of a catalog, through a selftest
+// step: test_examples or lint.
+template <typename Step>
+denpex::selftest::Report selftest_one(const json& entry, const std::string& name, Step step) {
+  Diagnostics diags;
+  auto sig = parse_signature(file_of(entry, name), diags);
+  REQUIRE(sig);
+  Catalog cat;
+  REQUIRE(cat.add(std::move(*sig), diags));
+  cat.finalize(diags);
+  auto m = denpex::matcher::Matcher::compile(cat);
+  REQUIRE(m);
+  return step(cat, *m);
+}
+
+} // namespace
+
 // An example's "context" is checked against what the line's own context
 // gives (context::parse_line), field by field: right, wrong and missing.
 TEST_CASE("selftest::test_examples: an example's context is the line's parsed identity", "[catalog]") {
@@ -493,15 +512,8 @@ TEST_CASE("selftest::test_examples: an example's context is the line's parsed id
   }});
   j["examples"]["no_match"] = json::array({"gpu-bql-144-103:18553:18611 [0] NCCL INFO Bootstrap : Using eth0"});
   auto run = [](const json& entry) {
-    Diagnostics diags;
-    auto sig = parse_signature(file_of(entry, "sigs/nccl/test.context.json"), diags);
-    REQUIRE(sig);
-    Catalog cat;
-    REQUIRE(cat.add(std::move(*sig), diags));
-    cat.finalize(diags);
-    auto m = denpex::matcher::Matcher::compile(cat);
-    REQUIRE(m);
-    return denpex::selftest::test_examples(cat, *m, {});
+    return selftest_one(entry, "sigs/nccl/test.context.json",
+                        [](const Catalog& cat, const auto& m) { return denpex::selftest::test_examples(cat, m, {}); });
   };
   CHECK(run(j).failures.empty());
 
@@ -520,16 +532,10 @@ TEST_CASE("selftest::lint: a pattern without a required literal is flagged", "[c
   auto lint_of = [](const std::string& pattern) {
     json j = minimal("test.literal");
     j["signals"] = json::array({json{{"id", "glog"}, {"pattern", pattern}}});
-    j["examples"]["match"] = json::array({"F0912 11:59:01.941641  741969 shape_tree.cc:54] Check failed: x"});
-    Diagnostics diags;
-    auto sig = parse_signature(file_of(j, "sigs/driver/test.literal.json"), diags);
-    REQUIRE(sig);
-    Catalog cat;
-    REQUIRE(cat.add(std::move(*sig), diags));
-    cat.finalize(diags);
-    auto m = denpex::matcher::Matcher::compile(cat);
-    REQUIRE(m);
-    return denpex::selftest::lint(cat, *m);
+    j["examples"]["match"] = json::array(
+        {"F0912 11:59:01.941641  741969 shape_tree.cc:54] Check failed: result->children_start_id >= 0 (-1 vs. 0)"});
+    return selftest_one(j, "sigs/driver/test.literal.json",
+                        [](const Catalog& cat, const auto& m) { return denpex::selftest::lint(cat, m); });
   };
   const auto slow = lint_of("F\\d{4} \\d\\d:\\d\\d:\\d+(?:\\.\\d+)?\\s+\\d+\\s+(?P<location>[\\w./+-]+:\\d+)\\] ");
   REQUIRE(slow.warnings.size() == 1);
