@@ -103,13 +103,16 @@ bool absorb_named(State& s, Work& b) {
   return false;
 }
 
-// a's first line came before b's: by time when both have comparable stamps,
-// else by line order in one file.
+// a's first line came before b's: by time when both have comparable stamps
+// that differ, else by line order in one file (a line that borrowed the
+// stamp above it shares it with the lines it follows); equal stamps in two
+// files are concurrent, which counts as before.
 bool precedes(const Work& a, const Work& b) {
-  if (comparable(a.first_time, b.first_time)) {
+  const bool same_file = a.inc.first.source == b.inc.first.source;
+  if (comparable(a.first_time, b.first_time) && (a.first_time->t != b.first_time->t || !same_file)) {
     return a.first_time->t <= b.first_time->t;
   }
-  return a.inc.first.source == b.inc.first.source && a.inc.first.line_no < b.inc.first.line_no;
+  return same_file && a.inc.first.line_no < b.inc.first.line_no;
 }
 
 // A line printed after a process ended (`joins_earlier`: srun's "task N:

@@ -565,6 +565,16 @@ TEST_CASE("joins_earlier: a task's exit line joins the incident before it, else 
     REQUIRE(d.incidents[0].collateral.size() == 1);
     CHECK(cat.at(d.incidents[0].collateral[0].signature).id == "t.exit-code");
   }
+  SECTION("the same stamp as a later line: not that line's collateral") {
+    auto x = hit(cat, "t.exit-code", 0, 9, 2024, 11, 29, 18, 1); // borrowed the stamp above it
+    x.captures = {{"tasks", "3"}};
+    auto e = exception(cat, "t.exc", 12, 1, 3, "FileNotFoundError", "No such file: shard_17");
+    const auto d = denpex::correlate::correlate({x, e}, {SourceRef{"train.log", {}}}, cat);
+    REQUIRE(d.incidents.size() == 2);
+    for (const auto& inc : d.incidents) {
+      CHECK(inc.collateral.empty());
+    }
+  }
   SECTION("first in the log, before the killed tasks: it initiates") {
     auto x = hit(cat, "t.exit-code", 0, 1, 2024, 11, 29, 18, 1);
     x.ctx.time.kind = denpex::context::ClockKind::none; // srun's status lines carry no stamp
