@@ -664,9 +664,8 @@ public:
     const bool folded = slot.size() >= m_options.keep_per_key;
     // A traceback walk also keeps the chain state for later exceptions, so it
     // runs for every exception line; the rest of the hit only when it is kept.
-    if (folded && !m_on_hit &&
-        m_options.catalog != nullptr &&
-        m_options.catalog->at(ev.signature).signals[ev.signal].lookback != catalog::Signal::Lookback::python_traceback) {
+    const auto lookback = lookback_of(ev);
+    if (folded && !m_on_hit && lookback && *lookback != catalog::Signal::Lookback::python_traceback) {
       count_into(slot, ev);
       return true;
     }
@@ -741,10 +740,16 @@ private:
   // ("[WARNING] FileNotFoundError: ...", torch._dynamo reporting a compile
   // it fell back from) was caught and logged: not evidence of a failure.
   bool logged_exception(const matcher::MatchEvent& ev) const {
-    return m_options.catalog != nullptr &&
-           m_options.catalog->at(ev.signature).signals[ev.signal].lookback ==
-               catalog::Signal::Lookback::python_traceback &&
+    return lookback_of(ev) == catalog::Signal::Lookback::python_traceback &&
            context::logged_below_error(ev.line.substr(0, std::min(ev.match_pos, ev.line.size())));
+  }
+
+  // What the hit's signal reads above its line; nothing known without a catalog.
+  std::optional<catalog::Signal::Lookback> lookback_of(const matcher::MatchEvent& ev) const {
+    if (m_options.catalog == nullptr) {
+      return std::nullopt;
+    }
+    return m_options.catalog->at(ev.signature).signals[ev.signal].lookback;
   }
 
   // A capture the slot depends on; the captures are only taken when the
@@ -770,11 +775,12 @@ private:
   // What the signal wants read above its line: the traceback an exception
   // line ends, or the type a C++ what() line was thrown as (a capture).
   void read_above(const matcher::MatchEvent& ev, correlate::Hit& hit) {
-    if (m_options.catalog == nullptr) {
+    const auto lookback = lookback_of(ev);
+    if (!lookback) {
       return;
     }
     using Lookback = catalog::Signal::Lookback;
-    switch (m_options.catalog->at(ev.signature).signals[ev.signal].lookback) {
+    switch (*lookback) {
     case Lookback::none:
       break;
     case Lookback::python_traceback:
