@@ -298,9 +298,9 @@ Status run_diagnose(const CommonArgs& common, const DiagnoseArgs& args, Diagnost
   spdlog::info("read: {} bytes, {} lines, {} sources in {:.1f} ms", result.totals.bytes, result.totals.lines,
                result.totals.sources, ms_since_start() - read_from);
   spdlog::info("match: {} chunks, {} with candidates, {} candidate lines confirmed by RE2, {} chunks matched line "
-               "by line, {} matches",
+               "by line, {} matches; confirming and collecting them took {:.1f} ms",
                result.matcher.chunks, result.matcher.chunks_with_hits, result.matcher.lines_confirmed,
-               result.matcher.line_by_line, result.totals.matches);
+               result.matcher.line_by_line, result.totals.matches, static_cast<double>(result.matcher.confirm_ns) / 1e6);
 
   const double correlate_from = ms_since_start();
   auto diagnosis = correlate::correlate(std::move(result.hits), std::move(result.sources), *cat, co, result.progress);

@@ -195,6 +195,17 @@ std::size_t strip_prefixes(std::string_view line, LineContext& ctx) {
   return pos;
 }
 
+// line.find(" " + token, from), searching for the token's rarer first byte
+// rather than for every space.
+std::size_t find_spaced(std::string_view line, std::string_view token, std::size_t from = 0) {
+  for (auto at = line.find(token, from + 1); at != std::string_view::npos; at = line.find(token, at + 1)) {
+    if (line[at - 1] == ' ') {
+      return at - 1;
+    }
+  }
+  return std::string_view::npos;
+}
+
 // Finds "Rank N" inside c10d messages: [Rank 3], [PG ID 1 PG GUID 1 Rank 3],
 // [PG 0 Rank 3], "rank 3 nRanks 16", "global rank 3".
 void scan_body(std::string_view line, std::size_t from, LineContext& ctx) {
@@ -213,9 +224,9 @@ void scan_body(std::string_view line, std::size_t from, LineContext& ctx) {
     }
   }
   // NCCL: "comm 0x... rank 3 nRanks 16"
-  auto nranks_at = line.find(" nRanks ");
+  auto nranks_at = find_spaced(line, "nRanks ");
   if (nranks_at == std::string_view::npos) {
-    nranks_at = line.find(" nranks ");
+    nranks_at = find_spaced(line, "nranks ");
   }
   if (auto at = nranks_at; at != std::string_view::npos) {
     std::size_t j = at + 8;
@@ -233,11 +244,12 @@ void scan_body(std::string_view line, std::size_t from, LineContext& ctx) {
   // NCCL prefix "host:pid:tid [dev] NCCL" (possibly after a timestamp), and
   // NCCL 2.4's "host:pid:tid [dev] include/socket.h:360 WARN" without the
   // word NCCL, whose host must then hold a letter ("12:30:45 [0]" is a time).
-  const bool nccl_word = line.find(" NCCL ", from) != std::string_view::npos || line.find("] NCCL") != std::string_view::npos;
-  const bool legacy = !nccl_word && (line.find(" WARN ", from) != std::string_view::npos ||
-                                     line.find(" INFO ", from) != std::string_view::npos);
+  const bool nccl_word =
+      find_spaced(line, "NCCL ", from) != std::string_view::npos || line.find("] NCCL") != std::string_view::npos;
+  const bool legacy = !nccl_word && (find_spaced(line, "WARN ", from) != std::string_view::npos ||
+                                     find_spaced(line, "INFO ", from) != std::string_view::npos);
   if (nccl_word || legacy) {
-    const auto bracket = line.find(" [", from);
+    const auto bracket = find_spaced(line, "[", from);
     if (bracket != std::string_view::npos && bracket < 128) {
       std::size_t tok_start = bracket;
       while (tok_start > from && line[tok_start - 1] != ' ') {

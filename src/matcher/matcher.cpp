@@ -9,6 +9,7 @@
 #include <deque>
 #include <mutex>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <string>
 
@@ -28,7 +29,12 @@ public:
           std::shared_ptr<const RE2> compiled)
       : signature(signature_), signal(signal_), m_pattern(std::move(pattern)), m_re(std::move(compiled)) {}
 
+  // Compiled on first use. The flag spares the hot path std::call_once's
+  // own cost (it sets thread-locals before it looks at the once_flag).
   const RE2& re() const {
+    if (m_ready.load(std::memory_order_acquire)) {
+      return *m_re;
+    }
     std::call_once(m_once, [this] {
       if (!m_re) {
         RE2::Options o;
@@ -40,6 +46,8 @@ public:
         m_names.emplace_back(name, idx);
       }
       std::sort(m_names.begin(), m_names.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+      m_never_empty = never_matches_empty(m_pattern);
+      m_ready.store(true, std::memory_order_release);
     });
     return *m_re;
   }
@@ -52,6 +60,11 @@ public:
     re();
     return m_groups;
   }
+  // never_matches_empty() of the pattern.
+  bool never_empty() const {
+    re();
+    return m_never_empty;
+  }
 
   const std::uint32_t signature;
   const std::uint32_t signal;
@@ -59,9 +72,11 @@ public:
 private:
   std::string m_pattern; // "(?m)" + the signal's pattern
   mutable std::once_flag m_once;
+  mutable std::atomic<bool> m_ready{false};
   mutable std::shared_ptr<const RE2> m_re;
   mutable std::vector<std::pair<std::string, int>> m_names;
   mutable int m_groups = 0;
+  mutable bool m_never_empty = false;
 };
 
 struct Hit {
@@ -179,9 +194,11 @@ struct Matcher::Impl {
 
   // Finds every hit of pattern `p` in text[from, to) (whole lines) and
   // appends it to `hits`. Only where each match is: one DFA search (the
-  // captures are taken later, for the hits that need them).
-  void find_all(std::uint32_t p, std::string_view text, std::size_t from, std::size_t to,
-                std::vector<Hit>& hits) const {
+  // captures are taken later, for the hits that need them). No match ends
+  // after `last_end` (the prefilter's last report on a line): a match that
+  // ends there is the last, unless an empty one could follow it.
+  void find_all(std::uint32_t p, std::string_view text, std::size_t from, std::size_t to, std::vector<Hit>& hits,
+                std::size_t last_end = std::string_view::npos) const {
     const RE2& re = patterns[p].re();
     const re2::StringPiece all(text.data(), text.size());
     re2::StringPiece m;
@@ -192,11 +209,9 @@ struct Matcher::Impl {
       }
       auto begin = static_cast<std::size_t>(m.data() - text.data());
       auto end = begin + m.size();
-      std::size_t line_start = 0;
-      if (begin > 0) {
-        const auto nl = text.rfind('\n', begin - 1);
-        line_start = nl == std::string_view::npos ? 0 : nl + 1;
-      }
+      // memrchr: string_view::rfind walks back one byte at a time.
+      const void* nl = begin > 0 ? ::memrchr(text.data(), '\n', begin) : nullptr;
+      std::size_t line_start = nl == nullptr ? 0 : static_cast<std::size_t>(static_cast<const char*>(nl) - text.data()) + 1;
       std::size_t line_end = text.find('\n', begin);
       if (line_end == std::string_view::npos || line_end > to) {
         line_end = to;
@@ -213,6 +228,9 @@ struct Matcher::Impl {
         end = begin + m.size();
       }
       hits.push_back(Hit{line_start, line_end, begin, end, p});
+      if (end > last_end || (end == last_end && patterns[p].never_empty())) {
+        return;
+      }
       // Several messages can share one line when a paste lost its newlines:
       // keep searching the rest of the line.
       const std::size_t next = (end > begin && end < line_end) ? end : line_end + 1;
@@ -374,6 +392,17 @@ bool Matcher::scan(const source::Chunk& chunk, MatchSink& sink, Diagnostics& dia
 
 bool Matcher::scan_candidates(const source::Chunk& chunk, const Candidates& found, MatchSink& sink,
                               ScanStats* stats) const {
+  if (stats == nullptr || found.empty()) {
+    return confirm(chunk, found, sink, stats);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const bool go_on = confirm(chunk, found, sink, stats);
+  stats->confirm_ns += static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+  return go_on;
+}
+
+bool Matcher::confirm(const source::Chunk& chunk, const Candidates& found, MatchSink& sink, ScanStats* stats) const {
   const auto& impl = *m_impl;
   const std::string_view text = chunk.text;
   if (found.empty()) {
@@ -388,7 +417,7 @@ bool Matcher::scan_candidates(const source::Chunk& chunk, const Candidates& foun
   hits.clear();
   // The lines the prefilter named: one RE2 search of each.
   for (const auto& l : found.lines) {
-    impl.find_all(l.pattern, text, l.begin, l.end, hits);
+    impl.find_all(l.pattern, text, l.begin, l.end, hits, l.last_end);
   }
   // The patterns to search for over the whole chunk.
   const auto& whole = found.whole;

@@ -165,7 +165,66 @@ std::string_view prefilter_core(std::string_view p) {
   }
 }
 
+// Index just past the atom at p[i] (an escape, class, group or character),
+// or npos where this reading does not follow the pattern (a top-level `|`,
+// an escape that takes arguments).
+std::size_t atom_end(std::string_view p, std::size_t i) {
+  const char c = p[i];
+  if (c == '\\') {
+    if (i + 1 >= p.size() || std::string_view("pPQExC").find(p[i + 1]) != std::string_view::npos) {
+      return std::string_view::npos;
+    }
+    return i + 2;
+  }
+  if (c == '[') {
+    std::string ignored;
+    bool wide = false;
+    return translate_class(p, i, ignored, wide);
+  }
+  if (c == '(') {
+    const auto close = group_end(p.substr(i));
+    return close == std::string_view::npos ? close : i + close + 1;
+  }
+  if (c == '|' || c == ')') {
+    return std::string_view::npos;
+  }
+  return i + 1;
+}
+
+// Index just past the quantifier at p[i] (with its lazy `?`), or i.
+std::size_t quantifier_end(std::string_view p, std::size_t i) {
+  std::size_t j = i;
+  if (j < p.size() && (p[j] == '*' || p[j] == '+' || p[j] == '?')) {
+    ++j;
+  } else if (j < p.size() && p[j] == '{' && p.find('}', j) != std::string_view::npos) {
+    j = p.find('}', j) + 1;
+  } else {
+    return i;
+  }
+  return (j < p.size() && p[j] == '?') ? j + 1 : j;
+}
+
 } // namespace
+
+bool never_matches_empty(std::string_view p) {
+  bool consumes = false;
+  for (std::size_t i = 0; i < p.size();) {
+    const auto a = atom_end(p, i);
+    if (a == std::string_view::npos) {
+      return false;
+    }
+    const auto q = quantifier_end(p, a);
+    const std::string_view atom = p.substr(i, a - i);
+    const std::string_view quantifier = p.substr(a, q - a);
+    const bool one_char = atom[0] == '[' || (atom[0] == '\\' && std::string_view("bBAz").find(atom[1]) == std::string_view::npos) ||
+                          (atom[0] != '(' && atom[0] != '\\' && atom != "^" && atom != "$");
+    const bool required = quantifier.empty() || quantifier[0] == '+' ||
+                          (quantifier[0] == '{' && quantifier.size() > 1 && quantifier[1] != '0' && quantifier[1] != ',');
+    consumes = consumes || (one_char && required);
+    i = q;
+  }
+  return consumes;
+}
 
 std::optional<std::string> hyperscan_expression(std::string_view p) {
   p = prefilter_core(p);
@@ -390,6 +449,7 @@ struct IdState {
   std::uint32_t begin = 0; // the last line reported for this id: [begin, end)
   std::uint32_t end = 0;
   std::uint32_t lines = 0;
+  std::uint32_t index = 0; // that line's place in ScanContext::lines
   bool seen = false;
   bool whole = false; // too many lines: searched over the whole chunk
 };
@@ -399,6 +459,7 @@ struct IdLine {
   std::uint32_t begin;
   std::uint32_t end;
   std::uint32_t id;
+  std::uint32_t last_end; // the last report on the line
 };
 
 struct ScanContext {
@@ -431,12 +492,13 @@ int on_match(unsigned int id, unsigned long long, unsigned long long to_, unsign
   bool known = false; // [begin, end) is the previous report's line
   if (to == 0 || text[to - 1] == '\n') {
     if (to >= c.text.size() || (st.seen && st.begin == to)) {
-      return 0; // an empty match at the very end, or a line already named
+      return 0; // an empty match at the very end, or a line already named (ends at its start)
     }
     begin = to;
   } else {
     const std::size_t q = to - 1;
     if (st.seen && q >= st.begin && q < st.end) {
+      (*c.lines)[st.index].last_end = static_cast<std::uint32_t>(to);
       return 0;
     }
     if (c.have_last && q >= c.last_begin && q < c.last_end) {
@@ -462,7 +524,8 @@ int on_match(unsigned int id, unsigned long long, unsigned long long to_, unsign
     st.whole = true;
     return 0;
   }
-  c.lines->push_back(IdLine{st.begin, st.end, id});
+  st.index = static_cast<std::uint32_t>(c.lines->size());
+  c.lines->push_back(IdLine{st.begin, st.end, id, static_cast<std::uint32_t>(to)});
   return 0;
 }
 
@@ -657,7 +720,7 @@ bool Prefilter::scan(std::string_view text, std::size_t max_lines, std::vector<L
     for (const auto& l : id_lines) {
       if (!state[l.id].whole) {
         for (auto k = d->offsets[l.id]; k < d->offsets[l.id + 1]; ++k) {
-          lines.push_back(Line{l.begin, l.end, d->patterns[k]});
+          lines.push_back(Line{l.begin, l.end, d->patterns[k], l.last_end});
         }
       }
     }

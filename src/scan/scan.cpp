@@ -659,7 +659,7 @@ public:
     hit.source = m_source;
     hit.line_no = ev.line_no;
     hit.last_line_no = ev.line_no;
-    hit.ctx = m_ctx.context_for(ev.chunk, ev.line_pos, ev.line, ev.match_pos);
+    hit.ctx = context_of(ev);
     auto& slot = m_kept[key_of(ev, hit.ctx)];
     const bool folded = slot.size() >= m_options.keep_per_key;
     // A traceback walk also keeps the chain state for later exceptions, so it
@@ -698,6 +698,15 @@ public:
   }
 
 private:
+  // The line's context. Several entries matching one line (NCCL's NVLS
+  // line, an exception two entries name) read it once.
+  const context::LineContext& context_of(const matcher::MatchEvent& ev) {
+    if (!m_line_ctx || m_line_ctx->offset != ev.offset || m_line_ctx->match_pos != ev.match_pos) {
+      m_line_ctx = LineContextCache{ev.offset, ev.match_pos, m_ctx.context_for(ev.chunk, ev.line_pos, ev.line, ev.match_pos)};
+    }
+    return m_line_ctx->ctx;
+  }
+
   // The slot a hit is kept in: entry, signal, source, rank and what tells
   // hits of one rank apart (the GPU; the message, for generic entries; the
   // process and communicator size, for a line without a rank).
@@ -803,6 +812,12 @@ private:
   context::SourceContext& m_ctx;
   const ScanOptions& m_options;
   std::map<Key, std::vector<std::size_t>> m_kept;
+  struct LineContextCache {
+    std::uint64_t offset; // the line's, in its source
+    std::size_t match_pos;
+    context::LineContext ctx;
+  };
+  std::optional<LineContextCache> m_line_ctx;
 };
 
 // One chunk copied out of the reader, with the set's verdict on it.
@@ -1007,6 +1022,7 @@ void commit(UnitResult& r, ScanResult& result, Diagnostics& diags) {
   result.matcher.chunks_with_hits += r.matcher.chunks_with_hits;
   result.matcher.line_by_line += r.matcher.line_by_line;
   result.matcher.lines_confirmed += r.matcher.lines_confirmed;
+  result.matcher.confirm_ns += r.matcher.confirm_ns;
   for (auto& d : r.diags) {
     diags.add(d.level, std::move(d.error));
   }

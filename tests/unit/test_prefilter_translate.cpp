@@ -56,3 +56,18 @@ TEST_CASE("prefilter: translation keeps RE2's code-point semantics in byte mode"
   }
 }
 
+
+TEST_CASE("prefilter: never_matches_empty says yes only where a piece must take a character", "[prefilter]") {
+  using denpex::matcher::never_matches_empty;
+  // True: some top-level piece consumes a character and is not optional.
+  for (const char* p : {"(?m)NCCL INFO comm 0x[0-9a-f]+", "\\d+ coll channels", "(?:a|b)?x", "[ab]", "\\.", ".",
+                        "a{2}", "(?i)oom"}) {
+    CAPTURE(p);
+    CHECK(never_matches_empty(p));
+  }
+  // False: every piece optional, an assertion, a group (not read), a top-level `|`.
+  for (const char* p : {"", "a?", "a*", "a{0,3}", "^$", "\\b", "(?:abc)", "abc|d?", "(?m)^", "x?\\by*", "\\pL"}) {
+    CAPTURE(p);
+    CHECK_FALSE(never_matches_empty(p));
+  }
+}

@@ -90,6 +90,10 @@ struct ScanStats {
   std::uint64_t dfa_fallbacks = 0;
   std::uint64_t line_by_line = 0;    // chunks with so many whole-chunk patterns they were matched per line
   std::uint64_t lines_confirmed = 0; // (line, pattern) pairs the prefilter named, each one RE2 search
+  // Wall time in scan_candidates: RE2 confirming the candidates, the hits'
+  // line numbers, and the sink's work on each match (context, slots). What a
+  // match costs beyond finding where matches may be (docs/performance.md).
+  std::uint64_t confirm_ns = 0;
 };
 
 // Where the first stage says patterns may occur in one chunk.
@@ -104,6 +108,9 @@ struct Candidates {
     std::uint32_t begin;
     std::uint32_t end;
     std::uint32_t pattern;
+    // Where the last match of the prefilter's expression on this line ended:
+    // no match of the pattern on the line ends later.
+    std::uint32_t last_end;
   };
   std::vector<Line> lines;
 
@@ -155,6 +162,8 @@ public:
                         const std::function<void(std::uint32_t signal, const std::vector<Capture>&)>& hit) const;
 
 private:
+  // scan_candidates() without its clock.
+  bool confirm(const source::Chunk& chunk, const Candidates& candidates, MatchSink& sink, ScanStats* stats) const;
   struct Impl;
   explicit Matcher(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> m_impl;

@@ -34,6 +34,13 @@ namespace denpex::matcher {
 // \x above 0x7f); such a pattern is matched by RE2 alone.
 std::optional<std::string> hyperscan_expression(std::string_view re2_pattern);
 
+// True if every match of the RE2 pattern holds at least one character: some
+// top-level piece must consume one (a literal, a class, `.` or an escape
+// such as \d, not optional). False where that is not plain from the text
+// (top-level alternation, a group, an assertion only): a guess never says
+// true wrongly.
+bool never_matches_empty(std::string_view re2_pattern);
+
 // True when this build has Hyperscan and this CPU can run it.
 bool prefilter_available();
 
