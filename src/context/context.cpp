@@ -206,6 +206,53 @@ std::size_t find_spaced(std::string_view line, std::string_view token, std::size
   return std::string_view::npos;
 }
 
+// NCCL's prefix "host:pid:tid [dev] NCCL" (possibly after a timestamp), and
+// NCCL 2.4's "host:pid:tid [dev] include/socket.h:360 WARN" without the word
+// NCCL, whose host must then hold a letter ("12:30:45 [0]" is a time). The
+// token's shape is checked first: most lines have no such token, and then
+// the words are not looked for.
+void nccl_prefix(std::string_view line, std::size_t from, LineContext& ctx) {
+  const auto bracket = find_spaced(line, "[", from);
+  if (bracket == std::string_view::npos || bracket >= 128) {
+    return;
+  }
+  std::size_t tok_start = bracket;
+  while (tok_start > from && line[tok_start - 1] != ' ') {
+    --tok_start;
+  }
+  const std::string_view tok = line.substr(tok_start, bracket - tok_start);
+  const auto c2 = tok.rfind(':');
+  const auto c1 = c2 == std::string_view::npos || c2 == 0 ? std::string_view::npos : tok.rfind(':', c2 - 1);
+  if (c1 == std::string_view::npos || c1 == 0) {
+    return;
+  }
+  std::size_t p = c1 + 1;
+  const auto pid = read_int(tok, p, 9);
+  std::size_t q = c2 + 1;
+  const auto tid = read_int(tok, q, 9);
+  if (!pid || !tid || p != c2 || q != tok.size()) {
+    return;
+  }
+  const bool nccl_word =
+      find_spaced(line, "NCCL ", from) != std::string_view::npos || line.find("] NCCL") != std::string_view::npos;
+  const bool legacy = !nccl_word && (find_spaced(line, "WARN ", from) != std::string_view::npos ||
+                                     find_spaced(line, "INFO ", from) != std::string_view::npos);
+  const std::string_view host = tok.substr(0, c1);
+  if (!(nccl_word || legacy) || (legacy && std::none_of(host.begin(), host.end(), is_alpha))) {
+    return;
+  }
+  if (!host.empty() && !ctx.host) {
+    ctx.host = Field<std::string>{std::string(host), Origin::body};
+  }
+  if (!ctx.pid) {
+    ctx.pid = Field<std::int64_t>{*pid, Origin::body};
+  }
+  std::size_t d = bracket + 2;
+  if (auto dev = read_int(line, d, 3); dev && d < line.size() && line[d] == ']') {
+    ctx.gpu = Field<int>{*dev, Origin::body};
+  }
+}
+
 // Finds "Rank N" inside c10d messages: [Rank 3], [PG ID 1 PG GUID 1 Rank 3],
 // [PG 0 Rank 3], "rank 3 nRanks 16", "global rank 3".
 void scan_body(std::string_view line, std::size_t from, LineContext& ctx) {
@@ -241,45 +288,7 @@ void scan_body(std::string_view line, std::size_t from, LineContext& ctx) {
       }
     }
   }
-  // NCCL prefix "host:pid:tid [dev] NCCL" (possibly after a timestamp), and
-  // NCCL 2.4's "host:pid:tid [dev] include/socket.h:360 WARN" without the
-  // word NCCL, whose host must then hold a letter ("12:30:45 [0]" is a time).
-  const bool nccl_word =
-      find_spaced(line, "NCCL ", from) != std::string_view::npos || line.find("] NCCL") != std::string_view::npos;
-  const bool legacy = !nccl_word && (find_spaced(line, "WARN ", from) != std::string_view::npos ||
-                                     find_spaced(line, "INFO ", from) != std::string_view::npos);
-  if (nccl_word || legacy) {
-    const auto bracket = find_spaced(line, "[", from);
-    if (bracket != std::string_view::npos && bracket < 128) {
-      std::size_t tok_start = bracket;
-      while (tok_start > from && line[tok_start - 1] != ' ') {
-        --tok_start;
-      }
-      const std::string_view tok = line.substr(tok_start, bracket - tok_start);
-      const auto c2 = tok.rfind(':');
-      const auto c1 = c2 == std::string_view::npos || c2 == 0 ? std::string_view::npos : tok.rfind(':', c2 - 1);
-      if (c1 != std::string_view::npos && c1 > 0) {
-        std::size_t p = c1 + 1;
-        auto pid = read_int(tok, p, 9);
-        std::size_t q = c2 + 1;
-        auto tid = read_int(tok, q, 9);
-        const std::string_view host = tok.substr(0, c1);
-        const bool plausible_host = !legacy || std::any_of(host.begin(), host.end(), is_alpha);
-        if (pid && tid && p == c2 && q == tok.size() && plausible_host) {
-          if (!host.empty() && !ctx.host) {
-            ctx.host = Field<std::string>{std::string(host), Origin::body};
-          }
-          if (!ctx.pid) {
-            ctx.pid = Field<std::int64_t>{*pid, Origin::body};
-          }
-          std::size_t d = bracket + 2;
-          if (auto dev = read_int(line, d, 3); dev && d < line.size() && line[d] == ']') {
-            ctx.gpu = Field<int>{*dev, Origin::body};
-          }
-        }
-      }
-    }
-  }
+  nccl_prefix(line, from, ctx);
   // NVRM: "PCI:0000:3b:00" / "NVRM: GPU 0000:3b:00.0:" / "NVRM: The NVIDIA GPU 0000:b3:00.0"
   if (auto at = line.find("PCI:"); at != std::string_view::npos) {
     auto pci = normalize_pci(line.substr(at + 4, 16));
