@@ -570,7 +570,7 @@ public:
     o.set_log_errors(false);
     m_set = std::make_unique<RE2::Set>(o, RE2::UNANCHORED);
     static const char* const k_patterns[] = {
-        R"((?i)\b(?:step|iter(?:ation)?|global_step)\b[ =:]*\d+.*\bloss\b[ =:]*-?\d+\.\d+)",
+        R"((?i)\b(?:step|iter(?:ation)?|global_step)\b[ =:#]*\d+.*\bloss\b[ =:]*-?\d+\.\d+)", // "Step #50\tLoss: 0.2" (Horovod's examples)
         R"(\biteration\s+\d+\s*/\s*\d+\s*\|)",
         R"(\d+/\d+ \[\d+:\d+(?::\d+)?<\d+:\d+)",
         R"(\{'loss': -?\d+(?:\.\d+)?(?:e-?\d+)?,.*'epoch': \d)",

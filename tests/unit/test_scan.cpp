@@ -99,6 +99,7 @@ TEST_CASE("scan::run: training progress is recognised in each trainer's own form
            " iteration     1200/  500000 | consumed samples:       1228800 | lm loss: 3.2E+00 |", // Megatron
            " 22%|##2       | 11/50 [1:55:26<6:49:05, 629.37s/it]",                                 // tqdm
            "{'loss': 1.6747, 'grad_norm': 0.91, 'learning_rate': 0.0001956, 'epoch': 0.1}",       // HF Trainer
+           "Thu Mar 11 01:54:58 2021[1]<stdout>:Step #50\tLoss: 0.207741", // Horovod's elastic examples via horovodrun
        }) {
     INFO(line);
     CHECK(last_progress("starting\n" + line + "\n") == 2);
