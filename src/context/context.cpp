@@ -195,6 +195,18 @@ std::size_t strip_prefixes(std::string_view line, LineContext& ctx) {
   return pos;
 }
 
+// line.find(token), searching for token.substr(k), which starts at a rarer
+// byte ("Ranks " in " nRanks "), and checking the k bytes before it.
+std::size_t find_by(std::string_view line, std::string_view token, std::size_t k, std::size_t from = 0) {
+  const std::string_view rest = token.substr(k);
+  for (auto at = line.find(rest, from + k); at != std::string_view::npos; at = line.find(rest, at + 1)) {
+    if (line.substr(at - k, k) == token.substr(0, k)) {
+      return at - k;
+    }
+  }
+  return std::string_view::npos;
+}
+
 // line.find(" " + token, from), searching for the token's rarer first byte
 // rather than for every space.
 std::size_t find_spaced(std::string_view line, std::string_view token, std::size_t from = 0) {
@@ -271,9 +283,9 @@ void scan_body(std::string_view line, std::size_t from, LineContext& ctx) {
     }
   }
   // NCCL: "comm 0x... rank 3 nRanks 16"
-  auto nranks_at = find_spaced(line, "nRanks ");
+  auto nranks_at = find_by(line, " nRanks ", 2);
   if (nranks_at == std::string_view::npos) {
-    nranks_at = find_spaced(line, "nranks ");
+    nranks_at = find_by(line, " nranks ", 5); // "ks "
   }
   if (auto at = nranks_at; at != std::string_view::npos) {
     std::size_t j = at + 8;
@@ -441,7 +453,7 @@ LineContext parse_line(std::string_view line) {
   scan_body(line, body, ctx);
   syslog_host(line, ctx);
   // torchelastic's Root Cause block: "  rank      : 3 (local_rank: 3)"
-  if (auto at = line.find("local_rank: "); at != std::string_view::npos) {
+  if (auto at = find_by(line, "local_rank: ", 5); at != std::string_view::npos) {
     std::size_t j = at + 12;
     if (auto lr = read_int(line, j)) {
       ctx.local_rank = Field<int>{*lr, Origin::body};

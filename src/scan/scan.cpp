@@ -653,22 +653,24 @@ public:
     if (logged_exception(ev)) {
       return true;
     }
+    const context::LineContext& ctx = context_of(ev);
+    auto& slot = m_kept[key_of(ev, ctx)];
+    const bool folded = slot.size() >= m_options.keep_per_key;
+    // A traceback walk also keeps the chain state for later exceptions, so it
+    // runs for every exception line; the hit is built only when it is kept
+    // (or shown as it is read).
+    const auto lookback = lookback_of(ev);
+    if (folded && !m_on_hit && lookback && *lookback != catalog::Signal::Lookback::python_traceback) {
+      count_into(slot, ev);
+      return true;
+    }
     correlate::Hit hit;
     hit.signature = ev.signature;
     hit.signal = ev.signal;
     hit.source = m_source;
     hit.line_no = ev.line_no;
     hit.last_line_no = ev.line_no;
-    hit.ctx = context_of(ev);
-    auto& slot = m_kept[key_of(ev, hit.ctx)];
-    const bool folded = slot.size() >= m_options.keep_per_key;
-    // A traceback walk also keeps the chain state for later exceptions, so it
-    // runs for every exception line; the rest of the hit only when it is kept.
-    const auto lookback = lookback_of(ev);
-    if (folded && !m_on_hit && lookback && *lookback != catalog::Signal::Lookback::python_traceback) {
-      count_into(slot, ev);
-      return true;
-    }
+    hit.ctx = ctx;
     for (const auto& c : ev.captures()) {
       hit.captures.emplace_back(std::string(c.name), std::string(util::clip(c.value, 256)));
     }
