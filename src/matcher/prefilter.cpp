@@ -191,13 +191,34 @@ std::size_t atom_end(std::string_view p, std::size_t i) {
   return i + 1;
 }
 
+// Index just past a repetition `{n}`, `{n,}` or `{n,m}` at p[i], or i: RE2
+// reads any other `{` as a literal.
+std::size_t repetition_end(std::string_view p, std::size_t i) {
+  std::size_t j = i + 1;
+  const auto digits = [&] {
+    const std::size_t from = j;
+    while (j < p.size() && p[j] >= '0' && p[j] <= '9') {
+      ++j;
+    }
+    return j > from;
+  };
+  if (!digits()) {
+    return i;
+  }
+  if (j < p.size() && p[j] == ',') {
+    ++j;
+    digits();
+  }
+  return (j < p.size() && p[j] == '}') ? j + 1 : i;
+}
+
 // Index just past the quantifier at p[i] (with its lazy `?`), or i.
 std::size_t quantifier_end(std::string_view p, std::size_t i) {
   std::size_t j = i;
   if (j < p.size() && (p[j] == '*' || p[j] == '+' || p[j] == '?')) {
     ++j;
-  } else if (j < p.size() && p[j] == '{' && p.find('}', j) != std::string_view::npos) {
-    j = p.find('}', j) + 1;
+  } else if (j < p.size() && p[j] == '{' && repetition_end(p, j) > j) {
+    j = repetition_end(p, j);
   } else {
     return i;
   }
@@ -218,8 +239,7 @@ bool never_matches_empty(std::string_view p) {
     const std::string_view quantifier = p.substr(a, q - a);
     const bool one_char = atom[0] == '[' || (atom[0] == '\\' && std::string_view("bBAz").find(atom[1]) == std::string_view::npos) ||
                           (atom[0] != '(' && atom[0] != '\\' && atom != "^" && atom != "$");
-    const bool required = quantifier.empty() || quantifier[0] == '+' ||
-                          (quantifier[0] == '{' && quantifier.size() > 1 && quantifier[1] != '0' && quantifier[1] != ',');
+    const bool required = quantifier.empty() || quantifier[0] == '+' || (quantifier[0] == '{' && quantifier[1] != '0');
     consumes = consumes || (one_char && required);
     i = q;
   }

@@ -61,12 +61,14 @@ TEST_CASE("prefilter: never_matches_empty says yes only where a piece must take 
   using denpex::matcher::never_matches_empty;
   // True: some top-level piece consumes a character and is not optional.
   for (const char* p : {"(?m)NCCL INFO comm 0x[0-9a-f]+", "\\d+ coll channels", "(?:a|b)?x", "[ab]", "\\.", ".",
-                        "a{2}", "(?i)oom"}) {
+                        "a{2}", "(?i)oom", "a{2,}", "a{1,3}b?", "x{y}"}) {
     CAPTURE(p);
     CHECK(never_matches_empty(p));
   }
   // False: every piece optional, an assertion, a group (not read), a top-level `|`.
-  for (const char* p : {"", "a?", "a*", "a{0,3}", "^$", "\\b", "(?:abc)", "abc|d?", "(?m)^", "x?\\by*", "\\pL"}) {
+  // "x{|}?" is not a repetition: RE2 reads `x{` | `}?`, and `}?` matches empty.
+  for (const char* p : {"", "a?", "a*", "a{0,3}", "^$", "\\b", "(?:abc)", "abc|d?", "(?m)^", "x?\\by*", "\\pL", "x{|}?",
+                        "a{00}"}) {
     CAPTURE(p);
     CHECK_FALSE(never_matches_empty(p));
   }
