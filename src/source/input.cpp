@@ -376,17 +376,26 @@ private:
       archive_read_free(a);
       return true;
     }
-    bool keep_going = true;
+    const bool keep_going = visit_members(a, entry, r, ctx, outer, depth, visit);
+    archive_read_free(a);
+    return keep_going;
+  }
+
+  // Each regular member of an opened archive, from the header already read
+  // (`entry`, `r`), as its own source "archive:member"; a raw stream (one
+  // compressed file) keeps the outer name. False if the visitor stopped.
+  bool visit_members(struct archive* a, struct archive_entry* entry, int r, ArchiveContext& ctx,
+                     const SourceInfo& outer, int depth, const SourceVisitor& visit) {
     for (bool first_entry = true;; first_entry = false) {
       if (!first_entry) {
         r = archive_read_next_header(a, &entry);
       }
       if (r == ARCHIVE_EOF) {
-        break;
+        return true;
       }
       if (r < ARCHIVE_WARN) {
         m_diags.error(Error{ErrorKind::format, outer.name, std::string("damaged archive: ") + error_of(a, ctx)});
-        break;
+        return true;
       }
       if (archive_entry_filetype(entry) != AE_IFREG) {
         continue;
@@ -402,15 +411,12 @@ private:
       }
       ArchiveEntryStream entry_stream(a, info.name, ctx);
       if (!visit_stream(entry_stream, info, !raw, depth + 1, visit)) {
-        keep_going = false;
-        break;
+        return false;
       }
       if (raw) {
-        break;
+        return true;
       }
     }
-    archive_read_free(a);
-    return keep_going;
   }
 
   static bool is_gzip(ReplayStream& stream) {
