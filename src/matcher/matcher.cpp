@@ -47,6 +47,10 @@ public:
       }
       std::sort(m_names.begin(), m_names.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
       m_never_empty = never_matches_empty(m_pattern);
+      m_prefix = literal_prefix(m_pattern);
+      if (m_prefix.size() < 3) {
+        m_prefix.clear(); // too short to say where a match starts
+      }
       m_ready.store(true, std::memory_order_release);
     });
     return *m_re;
@@ -65,6 +69,11 @@ public:
     re();
     return m_never_empty;
   }
+  // literal_prefix() of the pattern, if 3 bytes or more; else empty.
+  const std::string& prefix() const {
+    re();
+    return m_prefix;
+  }
 
   const std::uint32_t signature;
   const std::uint32_t signal;
@@ -77,6 +86,7 @@ private:
   mutable std::vector<std::pair<std::string, int>> m_names;
   mutable int m_groups = 0;
   mutable bool m_never_empty = false;
+  mutable std::string m_prefix;
 };
 
 struct Hit {
@@ -192,6 +202,9 @@ struct Matcher::Impl {
     }
   }
 
+  bool find_on_line(std::uint32_t p, std::string_view text, std::size_t from, std::size_t to,
+                    std::vector<Hit>& hits) const;
+
   // Finds every hit of pattern `p` in text[from, to) (whole lines) and
   // appends it to `hits`. Only where each match is: one DFA search (the
   // captures are taken later, for the hits that need them). No match ends
@@ -202,6 +215,9 @@ struct Matcher::Impl {
     const RE2& re = patterns[p].re();
     const re2::StringPiece all(text.data(), text.size());
     re2::StringPiece m;
+    if (last_end != std::string_view::npos && find_on_line(p, text, from, to, hits)) {
+      return;
+    }
     std::size_t pos = from;
     while (pos < to) {
       if (!re.Match(all, pos, to, RE2::UNANCHORED, &m, 1)) {
@@ -238,6 +254,34 @@ struct Matcher::Impl {
     }
   }
 };
+
+// One line the prefilter named, text[from, to), for a pattern whose every
+// match starts with its literal prefix. Where the prefix occurs once on the
+// line, that is where the only possible match starts: RE2 runs anchored
+// there (its forward DFA alone, no search for the start), and no second
+// match can follow (it would need a second prefix). True when that settled
+// the line; false to search it the general way.
+bool Matcher::Impl::find_on_line(std::uint32_t p, std::string_view text, std::size_t from, std::size_t to,
+                                 std::vector<Hit>& hits) const {
+  const std::string& prefix = patterns[p].prefix();
+  if (prefix.empty()) {
+    return false;
+  }
+  const std::string_view line = text.substr(from, to - from);
+  const auto at = line.find(prefix);
+  if (at == std::string_view::npos) {
+    return true; // no match can start anywhere
+  }
+  if (line.find(prefix, at + 1) != std::string_view::npos) {
+    return false; // two places a match could start
+  }
+  re2::StringPiece m;
+  if (patterns[p].re().Match(re2::StringPiece(text.data(), text.size()), from + at, to, RE2::ANCHOR_START, &m, 1)) {
+    const auto begin = static_cast<std::size_t>(m.data() - text.data());
+    hits.push_back(Hit{from, to, begin, begin + m.size(), p});
+  }
+  return true;
+}
 
 Matcher::Matcher(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
 Matcher::Matcher(Matcher&&) noexcept = default;

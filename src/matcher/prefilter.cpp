@@ -246,6 +246,42 @@ bool never_matches_empty(std::string_view p) {
   return consumes;
 }
 
+std::string literal_prefix(std::string_view p) {
+  if (p.find("(?i") != std::string_view::npos) {
+    return {}; // case folded somewhere: a byte comparison could miss
+  }
+  std::string out;
+  bool open = true; // still reading the leading literal
+  for (std::size_t i = 0; i < p.size();) {
+    const auto a = atom_end(p, i);
+    if (a == std::string_view::npos) {
+      return {}; // a top-level `|` (or an escape this reading does not follow)
+    }
+    const auto q = quantifier_end(p, a);
+    const std::string_view atom = p.substr(i, a - i);
+    const bool flags = atom.size() > 3 && atom.substr(0, 2) == "(?" && atom.find(':') == std::string_view::npos &&
+                       atom.find_first_of("<P'=!") == std::string_view::npos;
+    if (open && !flags) {
+      char c = 0;
+      if (atom.size() == 1 && std::string_view(".^$|?*+()[]{}\\").find(atom[0]) == std::string_view::npos) {
+        c = atom[0];
+      } else if (atom.size() == 2 && atom[0] == '\\' && std::string_view(".^$|?*+()[]{}\\/-:#'\" ").find(atom[1]) != std::string_view::npos) {
+        c = atom[1]; // escaped punctuation
+      }
+      if (c == 0 || !is_ascii(static_cast<unsigned char>(c)) || q != a) {
+        open = false; // the first atom that is not one required ASCII byte
+        if (c != 0 && is_ascii(static_cast<unsigned char>(c)) && q != a && p[a] == '+') {
+          out += c; // `x+` still starts with x
+        }
+      } else {
+        out += c;
+      }
+    }
+    i = q;
+  }
+  return out;
+}
+
 std::optional<std::string> hyperscan_expression(std::string_view p) {
   p = prefilter_core(p);
   std::string out;

@@ -466,3 +466,24 @@ TEST_CASE("matcher::scan: a chunk with many candidate patterns is matched line b
     CHECK(stats.line_by_line == 1);
   }
 }
+
+TEST_CASE("matcher::scan: a pattern with a literal prefix finds the same hits wherever the prefix repeats", "[matcher]") {
+  // One line where the prefix occurs once (the match starts there), one
+  // where it occurs twice and only the second starts a match, one with two
+  // matches, one where the only prefix starts no match.
+  const auto cat = make_catalog({entry("t.prefix", {{"p", R"(NCCL WARN code (?P<code>\d+))"}})});
+  const auto m = compile(cat);
+  const std::string text = "node-1:1:1 [0] NCCL WARN code 7\n"
+                           "NCCL WARN codes NCCL WARN code 12\n"
+                           "NCCL WARN code 3 and NCCL WARN code 4\n"
+                           "NCCL WARN codex\n";
+  const auto hits = scan(m, text, 1);
+  REQUIRE(hits.size() == 4);
+  CHECK(hits[0].line_no == 1);
+  CHECK(hits[0].captures.at("code") == "7");
+  CHECK(hits[1].line_no == 2);
+  CHECK(hits[1].captures.at("code") == "12");
+  CHECK(hits[2].captures.at("code") == "3");
+  CHECK(hits[3].captures.at("code") == "4");
+  CHECK(hits[3].line_no == 3);
+}

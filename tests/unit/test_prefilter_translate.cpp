@@ -73,3 +73,20 @@ TEST_CASE("prefilter: never_matches_empty says yes only where a piece must take 
     CHECK_FALSE(never_matches_empty(p));
   }
 }
+
+TEST_CASE("prefilter: literal_prefix is what every match starts with", "[prefilter]") {
+  using denpex::matcher::literal_prefix;
+  CHECK(literal_prefix("(?m)NCCL INFO comm 0x[0-9a-f]+") == "NCCL INFO comm 0x");
+  CHECK(literal_prefix("RuntimeError: CUDA error: (?P<m>.*)") == "RuntimeError: CUDA error: ");
+  CHECK(literal_prefix("transport/nvls\\.cc:\\d+") == "transport/nvls.cc:");
+  CHECK(literal_prefix("abc?d") == "ab");   // `c?` may be absent
+  CHECK(literal_prefix("ab+c") == "ab");    // `b+` starts with b
+  CHECK(literal_prefix("ab{2}c") == "a");   // not followed further
+  CHECK(literal_prefix("abc|abd").empty()); // top-level alternation
+  CHECK(literal_prefix("(?i)oom").empty()); // case folded
+  CHECK(literal_prefix("x(?i:y)").empty());
+  CHECK(literal_prefix("don’t").empty() == false);
+  CHECK(literal_prefix("don’t") == "don"); // stops at a non-ASCII byte
+  CHECK(literal_prefix("^abc").empty());    // an assertion first
+  CHECK(literal_prefix("[Ee]rror").empty());
+}

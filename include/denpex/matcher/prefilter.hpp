@@ -41,6 +41,12 @@ std::optional<std::string> hyperscan_expression(std::string_view re2_pattern);
 // true wrongly.
 bool never_matches_empty(std::string_view re2_pattern);
 
+// The bytes every match of the RE2 pattern starts with: its leading literal
+// characters (escaped punctuation included), up to the first atom that is
+// not one required ASCII byte. Empty when there is none, when the pattern has
+// a top-level `|`, or when it folds case anywhere.
+std::string literal_prefix(std::string_view re2_pattern);
+
 // True when this build has Hyperscan and this CPU can run it.
 bool prefilter_available();
 
