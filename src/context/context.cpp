@@ -195,24 +195,14 @@ std::size_t strip_prefixes(std::string_view line, LineContext& ctx) {
   return pos;
 }
 
-// line.find(token), searching for token.substr(k), which starts at a rarer
-// byte ("Ranks " in " nRanks "), and checking the k bytes before it.
+// line.find(token, from), searching for token.substr(k), which starts at a
+// rarer byte ("Ranks " in " nRanks ", "NCCL " in " NCCL "), and checking the
+// k bytes before it.
 std::size_t find_by(std::string_view line, std::string_view token, std::size_t k, std::size_t from = 0) {
   const std::string_view rest = token.substr(k);
   for (auto at = line.find(rest, from + k); at != std::string_view::npos; at = line.find(rest, at + 1)) {
     if (line.substr(at - k, k) == token.substr(0, k)) {
       return at - k;
-    }
-  }
-  return std::string_view::npos;
-}
-
-// line.find(" " + token, from), searching for the token's rarer first byte
-// rather than for every space.
-std::size_t find_spaced(std::string_view line, std::string_view token, std::size_t from = 0) {
-  for (auto at = line.find(token, from + 1); at != std::string_view::npos; at = line.find(token, at + 1)) {
-    if (line[at - 1] == ' ') {
-      return at - 1;
     }
   }
   return std::string_view::npos;
@@ -224,7 +214,7 @@ std::size_t find_spaced(std::string_view line, std::string_view token, std::size
 // token's shape is checked first: most lines have no such token, and then
 // the words are not looked for.
 void nccl_prefix(std::string_view line, std::size_t from, LineContext& ctx) {
-  const auto bracket = find_spaced(line, "[", from);
+  const auto bracket = find_by(line, " [", 1, from);
   if (bracket == std::string_view::npos || bracket >= 128) {
     return;
   }
@@ -246,9 +236,9 @@ void nccl_prefix(std::string_view line, std::size_t from, LineContext& ctx) {
     return;
   }
   const bool nccl_word =
-      find_spaced(line, "NCCL ", from) != std::string_view::npos || line.find("] NCCL") != std::string_view::npos;
-  const bool legacy = !nccl_word && (find_spaced(line, "WARN ", from) != std::string_view::npos ||
-                                     find_spaced(line, "INFO ", from) != std::string_view::npos);
+      find_by(line, " NCCL ", 1, from) != std::string_view::npos || line.find("] NCCL") != std::string_view::npos;
+  const bool legacy = !nccl_word && (find_by(line, " WARN ", 1, from) != std::string_view::npos ||
+                                     find_by(line, " INFO ", 1, from) != std::string_view::npos);
   const std::string_view host = tok.substr(0, c1);
   if (!(nccl_word || legacy) || (legacy && std::none_of(host.begin(), host.end(), is_alpha))) {
     return;
