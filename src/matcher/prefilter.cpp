@@ -225,6 +225,18 @@ std::size_t quantifier_end(std::string_view p, std::size_t i) {
   return (j < p.size() && p[j] == '?') ? j + 1 : j;
 }
 
+// The byte an atom stands for when it is one literal ASCII character (or
+// escaped punctuation), else 0.
+char literal_byte(std::string_view atom) {
+  char c = 0;
+  if (atom.size() == 1 && std::string_view(".^$|?*+()[]{}\\").find(atom[0]) == std::string_view::npos) {
+    c = atom[0];
+  } else if (atom.size() == 2 && atom[0] == '\\' && std::string_view(".^$|?*+()[]{}\\/-:#'\" ").find(atom[1]) != std::string_view::npos) {
+    c = atom[1];
+  }
+  return is_ascii(static_cast<unsigned char>(c)) ? c : 0;
+}
+
 } // namespace
 
 bool never_matches_empty(std::string_view p) {
@@ -252,6 +264,7 @@ std::string literal_prefix(std::string_view p) {
   }
   std::string out;
   bool open = true; // still reading the leading literal
+  // The walk goes on past the prefix: a top-level `|` anywhere voids it.
   for (std::size_t i = 0; i < p.size();) {
     const auto a = atom_end(p, i);
     if (a == std::string_view::npos) {
@@ -262,20 +275,11 @@ std::string literal_prefix(std::string_view p) {
     const bool flags = atom.size() > 3 && atom.substr(0, 2) == "(?" && atom.find(':') == std::string_view::npos &&
                        atom.find_first_of("<P'=!") == std::string_view::npos;
     if (open && !flags) {
-      char c = 0;
-      if (atom.size() == 1 && std::string_view(".^$|?*+()[]{}\\").find(atom[0]) == std::string_view::npos) {
-        c = atom[0];
-      } else if (atom.size() == 2 && atom[0] == '\\' && std::string_view(".^$|?*+()[]{}\\/-:#'\" ").find(atom[1]) != std::string_view::npos) {
-        c = atom[1]; // escaped punctuation
+      const char c = literal_byte(atom);
+      if (c != 0 && (q == a || p[a] == '+')) {
+        out += c; // a required byte; `x+` still starts with x
       }
-      if (c == 0 || !is_ascii(static_cast<unsigned char>(c)) || q != a) {
-        open = false; // the first atom that is not one required ASCII byte
-        if (c != 0 && is_ascii(static_cast<unsigned char>(c)) && q != a && p[a] == '+') {
-          out += c; // `x+` still starts with x
-        }
-      } else {
-        out += c;
-      }
+      open = c != 0 && q == a;
     }
     i = q;
   }
