@@ -27,6 +27,9 @@
 #               real (real multi-node NCCL_DEBUG=INFO output, tests/bench/data);
 #               denpex diagnose -j1 against rg -c -f, the share of lines
 #               matched, and what one more match costs (dense against sparse)
+#   scaling     ten times the matches: dense logs of SHAPE_SIZE whose share of
+#               init lines grows tenfold (SCALING_FRACTIONS), CPU time against
+#               matches from one to the next
 #   worst       a log in which every line matches (the catalog's example lines
 #               shuffled, WORST_SIZE): time per match and peak RSS, one run
 #
@@ -34,8 +37,9 @@
 # the slow Unicode-rg row), RANKS (64), SEED (1),
 # FAIL_RANK (37), REPS (3), STARTUP_RUNS (50), CURVE ("10 50 100 200 all"),
 # SHAPE_SIZE (256M), SHAPE_RANKS (16), SHAPES ("sparse dense real"),
+# SCALING_FRACTIONS ("0.007 0.07 0.7"),
 # WORST_SIZE (20M), SECTIONS ("throughput startup catalog files shapes
-# worst"), WORKDIR (default: mktemp),
+# scaling worst"), WORKDIR (default: mktemp),
 # KEEP=1 keeps WORKDIR, CHECK=1 turns the result checks into the exit status
 # (used by the CTest smoke test).
 #
@@ -64,8 +68,9 @@ FAIL_RANK=${FAIL_RANK:-37}
 REPS=${REPS:-3}
 STARTUP_RUNS=${STARTUP_RUNS:-50}
 CURVE=${CURVE:-10 50 100 200 all}
-SECTIONS=${SECTIONS:-throughput startup catalog files shapes worst}
+SECTIONS=${SECTIONS:-throughput startup catalog files shapes scaling worst}
 SHAPE_SIZE=${SHAPE_SIZE:-256M}
+SCALING_FRACTIONS=${SCALING_FRACTIONS:-"0.007 0.07 0.7"}
 SHAPE_RANKS=${SHAPE_RANKS:-16}
 SHAPES=${SHAPES:-sparse dense real}
 WORST_SIZE=${WORST_SIZE:-20M}
@@ -431,6 +436,45 @@ if "dense" in info and "sparse" in info and a in med and b in med and info["dens
     ms = info["dense"][3] - info["sparse"][3]
     print("- of which confirming and collecting: %.2f us a match (%.1f ms against %.1f ms)"
           % (ms / extra * 1e3, info["dense"][3], info["sparse"][3]))
+PY
+fi
+
+# -- ten times the matches ----------------------------------------------------
+# Issue 17: a bounded cost per match, so that ten times the matches costs
+# less than twice the time. Three dense logs of the same size whose share of
+# NCCL init lines grows tenfold from one to the next (SCALING_FRACTIONS):
+# 0.7% is about the density of a real NCCL_DEBUG=INFO log, 7% the dense
+# shape, 70% a log that is mostly init lines. Each step's matches and CPU
+# time are set against the step before it.
+if want scaling; then
+  shape_fail=$((FAIL_RANK % SHAPE_RANKS))
+  : > "$W/scaling.info"
+  for frac in $SCALING_FRACTIONS; do
+    f="$W/scaling-$frac.log"
+    python3 "$HERE/gen_log.py" --size "$SHAPE_SIZE" --ranks "$SHAPE_RANKS" --seed "$SEED" --failing-rank "$shape_fail" \
+      --shape dense --init-fraction "$frac" -o "$f" 2> /dev/null || { fail "gen_log.py --init-fraction $frac failed"; continue; }
+    cat "$f" > /dev/null
+    measure scaling "denpex diagnose -j1 (init lines $frac)" "$(stat -c %s "$f")" "$DENPEX" diagnose -j1 --color never "$f"
+    printf '%s\t%s\n' "$frac" "$(matches_of "$f")" >> "$W/scaling.info"
+    initiating=$(grep -m1 '^INITIATING FAILURE' "$W/out.denpex diagnose -j1 (init lines $frac)" | awk '{print $NF}')
+    [ "$initiating" = "nccl.nvls.cuda-700" ] || fail "scaling $frac: expected nccl.nvls.cuda-700, got '$initiating'"
+    rm -f "$f"
+  done
+  summarize scaling "Ten times the matches ($SHAPE_SIZE each, dense shape, share of init lines growing tenfold)"
+  echo
+  python3 - "$W/scaling.info" "$RESULTS.scaling.medians" <<'PY'
+import sys
+steps = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
+med = {}
+for l in open(sys.argv[2]):
+    k, wall, cpu = l.rstrip("\n").split("\t")
+    med[k] = float(cpu)
+cpu = lambda frac: med.get("denpex diagnose -j1 (init lines %s)" % frac)
+for (f0, m0, _), (f1, m1, _) in zip(steps, steps[1:]):
+    c0, c1 = cpu(f0), cpu(f1)
+    if c0 and c1 and int(m0 or 0) > 0:
+        print("- init lines %s -> %s: %.1fx the matches (%s -> %s), %.2fx the CPU time (%.2f -> %.2f s)"
+              % (f0, f1, int(m1) / int(m0), m0, m1, c1 / c0, c0, c1))
 PY
 fi
 
