@@ -67,23 +67,38 @@ int month_of(const std::string& s) {
   return to_int(s);
 }
 
-std::optional<LineFormat> parse_format(const FormatFile& file, Diagnostics& diags, bool check) {
-  auto fail = [&](const std::string& ptr, const std::string& what) {
+// Reports a problem at a JSON pointer inside one format file.
+struct FormatErrors {
+  const FormatFile& file;
+  Diagnostics& diags;
+  void operator()(const std::string& ptr, const std::string& what) const {
     diags.error(Error{ErrorKind::format, file.name + ": " + ptr, what});
-  };
-  json root;
-  try {
-    root = json::parse(file.text);
-  } catch (const json::exception& e) {
-    diags.error(Error{ErrorKind::format, file.name, std::string("invalid JSON: ") + e.what()});
+  }
+};
+
+// One entry of "samples": {"line": string, "fields": {field: string}}.
+std::optional<FormatSample> read_sample(const json& s, const std::string& ptr, const FormatErrors& fail) {
+  if (!s.is_object() || !s.contains("line") || !s["line"].is_string() || !s.contains("fields") ||
+      !s["fields"].is_object()) {
+    fail(ptr, "expected {\"line\": string, \"fields\": {field: string}}");
     return std::nullopt;
   }
-  if (!root.is_object()) {
-    fail("", "expected an object");
-    return std::nullopt;
+  FormatSample sample;
+  sample.line = s["line"].get<std::string>();
+  bool ok = true;
+  for (const auto& [k, v] : s["fields"].items()) {
+    if (!v.is_string() || !known_field(k)) {
+      fail(ptr + "/fields/" + k, "unknown field or not a string");
+      ok = false;
+      continue;
+    }
+    sample.fields[k] = v.get<std::string>();
   }
-  LineFormat f;
-  f.file = file.name;
+  return ok ? std::optional<FormatSample>(std::move(sample)) : std::nullopt;
+}
+
+// The keys of a format file, as written; false if one is unknown or wrong.
+bool read_keys(const json& root, LineFormat& f, const FormatErrors& fail) {
   bool ok = true;
   for (const auto& [key, value] : root.items()) {
     if (key == "id" && value.is_string()) {
@@ -98,44 +113,31 @@ std::optional<LineFormat> parse_format(const FormatFile& file, Diagnostics& diag
       continue;
     } else if (key == "samples" && value.is_array()) {
       for (std::size_t i = 0; i < value.size(); ++i) {
-        const auto& s = value[i];
-        if (!s.is_object() || !s.contains("line") || !s["line"].is_string() || !s.contains("fields") ||
-            !s["fields"].is_object()) {
-          fail("/samples/" + std::to_string(i), "expected {\"line\": string, \"fields\": {field: string}}");
+        auto sample = read_sample(value[i], "/samples/" + std::to_string(i), fail);
+        if (sample) {
+          f.samples.push_back(std::move(*sample));
+        } else {
           ok = false;
-          continue;
         }
-        FormatSample sample;
-        sample.line = s["line"].get<std::string>();
-        for (const auto& [k, v] : s["fields"].items()) {
-          if (!v.is_string() || !known_field(k)) {
-            fail("/samples/" + std::to_string(i) + "/fields/" + k, "unknown field or not a string");
-            ok = false;
-            continue;
-          }
-          sample.fields[k] = v.get<std::string>();
-        }
-        f.samples.push_back(std::move(sample));
       }
     } else {
       fail("/" + key, "unknown key or wrong type (id, description, pattern, scanner, samples, references)");
       ok = false;
     }
   }
-  if (f.id.empty() || f.pattern.empty() || f.samples.empty()) {
-    fail("", "id, pattern and at least one sample are required");
-    return std::nullopt;
-  }
-  if (!check && f.scanner) {
-    return ok ? std::optional<LineFormat>(std::move(f)) : std::nullopt; // described only: the scanner implements it
-  }
+  return ok;
+}
+
+// Compiles the pattern; every named capture must be a field.
+bool compile_pattern(LineFormat& f, const FormatErrors& fail) {
   RE2::Options opts;
   opts.set_log_errors(false);
   auto re = std::make_shared<const re2::RE2>(f.pattern, opts);
   if (!re->ok()) {
     fail("/pattern", "invalid regex: " + re->error());
-    return std::nullopt;
+    return false;
   }
+  bool ok = true;
   for (const auto& [name, index] : re->NamedCapturingGroups()) {
     (void)index;
     if (!known_field(name)) {
@@ -145,11 +147,13 @@ std::optional<LineFormat> parse_format(const FormatFile& file, Diagnostics& diag
     }
   }
   f.compiled = std::move(re);
-  if (!ok) {
-    return std::nullopt;
-  }
-  // Every sample gives exactly the fields it names (scanner formats: through
-  // the hand-written scanners; the others: through their own pattern).
+  return ok;
+}
+
+// Every sample gives exactly the fields it names (scanner formats: through
+// the hand-written scanners; the others: through their own pattern).
+bool check_samples(const LineFormat& f, const FormatErrors& fail) {
+  bool ok = true;
   for (std::size_t i = 0; i < f.samples.size(); ++i) {
     const auto got = fields_of(f, f.samples[i].line);
     if (!got) {
@@ -166,7 +170,36 @@ std::optional<LineFormat> parse_format(const FormatFile& file, Diagnostics& diag
       }
     }
   }
-  return ok ? std::optional<LineFormat>(std::move(f)) : std::nullopt;
+  return ok;
+}
+
+std::optional<LineFormat> parse_format(const FormatFile& file, Diagnostics& diags, bool check) {
+  const FormatErrors fail{file, diags};
+  json root;
+  try {
+    root = json::parse(file.text);
+  } catch (const json::exception& e) {
+    diags.error(Error{ErrorKind::format, file.name, std::string("invalid JSON: ") + e.what()});
+    return std::nullopt;
+  }
+  if (!root.is_object()) {
+    fail("", "expected an object");
+    return std::nullopt;
+  }
+  LineFormat f;
+  f.file = file.name;
+  const bool keys_ok = read_keys(root, f, fail);
+  if (f.id.empty() || f.pattern.empty() || f.samples.empty()) {
+    fail("", "id, pattern and at least one sample are required");
+    return std::nullopt;
+  }
+  if (!check && f.scanner) {
+    return keys_ok ? std::optional<LineFormat>(std::move(f)) : std::nullopt; // described only: the scanner implements it
+  }
+  if (!compile_pattern(f, fail) || !keys_ok || !check_samples(f, fail)) {
+    return std::nullopt;
+  }
+  return f;
 }
 
 } // namespace

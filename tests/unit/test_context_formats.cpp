@@ -57,3 +57,26 @@ TEST_CASE("formats: bad files are reported with the file and the field, and left
   CHECK(denpex::format_diagnostic(items[1]).find("expected '4', got '3'") != std::string::npos);
   CHECK(denpex::format_diagnostic(items[2]).find("c.json") != std::string::npos);
 }
+
+TEST_CASE("formats: each kind of bad key or sample names its place in the file", "[context][formats]") {
+  const std::pair<std::string, std::string> cases[] = {
+      {R"json({"id": "d", "pattern": "x", "colour": "red", "samples": [{"line": "x", "fields": {}}]})json",
+       "d.json: /colour"},
+      {R"json({"id": "d", "pattern": "x", "samples": ["x"]})json", "d.json: /samples/0"},
+      {R"json({"id": "d", "pattern": "x", "samples": [{"line": "x", "fields": {"nodename": "a"}}]})json",
+       "d.json: /samples/0/fields/nodename"},
+      {R"json({"id": "d", "pattern": "^x", "samples": [{"line": "y", "fields": {}}]})json",
+       "the pattern does not match: y"},
+      {R"json({"id": "d", "pattern": "x", "samples": []})json", "at least one sample"},
+      {R"json({"id": "d", "pattern": "(x", "samples": [{"line": "x", "fields": {}}]})json", "invalid regex"},
+      {"[1]", "expected an object"},
+  };
+  for (const auto& [text, want] : cases) {
+    Diagnostics diags;
+    const auto set = FormatSet::load({FormatFile{"d.json", text}}, diags);
+    INFO(text);
+    CHECK(set.formats().empty());
+    REQUIRE(diags.size() >= 1);
+    CHECK(denpex::format_diagnostic(diags.items()[0]).find(want) != std::string::npos);
+  }
+}
