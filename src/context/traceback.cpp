@@ -12,6 +12,17 @@ constexpr std::string_view k_header = "Traceback (most recent call last):";
 constexpr std::string_view k_during = "During handling of the above exception, another exception occurred";
 constexpr std::string_view k_cause = "The above exception was the direct cause of the following exception";
 constexpr std::string_view k_terminate = "terminate called after throwing an instance of '";
+// What Python prints above an exception it reports and then goes on from: an
+// exception in an atexit handler ("Error in atexit._run_exitfuncs:" before
+// 3.12, "Exception ignored in atexit callback: <f>" since) or one it cannot
+// raise ("Exception ignored in: <function X.__del__ ...>"). The process's
+// exit status is not changed.
+constexpr std::string_view k_ignored[] = {"Exception ignored in", "Error in atexit._run_exitfuncs:"};
+
+bool ignored_marker(std::string_view body) {
+  return std::any_of(std::begin(k_ignored), std::end(k_ignored),
+                     [&](std::string_view m) { return body.substr(0, m.size()) == m; });
+}
 // A chained exception is at most this many lines above the link line (its
 // message may run over several lines).
 constexpr std::uint64_t k_chain_gap = 20;
@@ -92,6 +103,14 @@ public:
   // after `budget` lines, or at `stop_at` (an earlier exception line of this
   // speaker whose own walk found no header: no header lies above it).
   std::optional<std::string_view> next(std::size_t& budget) {
+    if (m_replay && budget > 0) {
+      m_replay = false;
+      --budget;
+      return m_first;
+    }
+    if (m_stopped) {
+      return std::nullopt;
+    }
     while (budget > 0) {
       --budget;
       const auto l = m_up.next();
@@ -100,6 +119,7 @@ public:
       }
       if (l->data() == m_stop_at) {
         budget = 0;
+        m_stopped = true;
         return std::nullopt;
       }
       --m_at;
@@ -110,8 +130,22 @@ public:
     }
     return std::nullopt;
   }
+  // The speaker's line just above the exception line, read again by the
+  // next call to next(): whether Python printed a note over the exception.
+  std::optional<std::string_view> first_line() {
+    if (!m_first_read) {
+      m_first_read = true;
+      std::size_t budget = 1;
+      m_first = next(budget);
+      m_replay = m_first.has_value();
+    }
+    return m_first;
+  }
   // Past the header the stop no longer applies (it was found below it).
-  void past_header() { m_stop_at = nullptr; }
+  void past_header() {
+    m_stop_at = nullptr;
+    m_stopped = false;
+  }
   [[nodiscard]] std::uint64_t at() const { return m_at; }
 
 private:
@@ -119,6 +153,10 @@ private:
   int m_who;
   std::uint64_t m_at;
   const char* m_stop_at;
+  std::optional<std::string_view> m_first;
+  bool m_first_read = false;
+  bool m_replay = false;
+  bool m_stopped = false; // reached m_stop_at
 };
 
 // The frames between an exception line and its "Traceback (most recent call
@@ -162,7 +200,14 @@ struct LinkAbove {
   std::string_view body;
 };
 
-std::optional<LinkAbove> link_above(SpeakerWalk& walk) {
+// What is above a traceback's header: the link to the exception it was
+// raised from, or Python's note that it printed this one and went on.
+struct Above {
+  std::optional<LinkAbove> link;
+  bool ignored = false;
+};
+
+Above read_above_header(SpeakerWalk& walk) {
   std::optional<ChainLink> link;
   std::size_t budget = 8;
   while (const auto own_line = walk.next(budget)) {
@@ -171,17 +216,17 @@ std::optional<LinkAbove> link_above(SpeakerWalk& walk) {
       continue;
     }
     if (link) {
-      return LinkAbove{*link, walk.at(), body};
+      return Above{LinkAbove{*link, walk.at(), body}, false};
     }
     if (body.find(k_during) != std::string_view::npos) {
       link = ChainLink::during_handling;
     } else if (body.find(k_cause) != std::string_view::npos) {
       link = ChainLink::direct_cause;
     } else {
-      return std::nullopt; // something else above the header: no chain
+      return Above{std::nullopt, ignored_marker(body)}; // no chain
     }
   }
-  return std::nullopt;
+  return {};
 }
 
 } // namespace
@@ -246,6 +291,13 @@ std::optional<Traceback> TracebackReader::ending_at(std::string_view chunk, std:
 
   BackLines up(chunk, line_pos, m_tail);
   SpeakerWalk walk(up, who, line_no, headerless_line(who, chunk));
+  // An exception printed without a traceback right under Python's note.
+  if (const auto first = walk.first_line(); first && ignored_marker(trim(*first))) {
+    m_last[who] = std::move(now);
+    Traceback tb;
+    tb.ignored = true;
+    return tb;
+  }
   auto read = read_frames(walk);
   if (!read.header) {
     m_last[who] = std::move(now);
@@ -263,7 +315,9 @@ std::optional<Traceback> TracebackReader::ending_at(std::string_view chunk, std:
                  frames.end() - static_cast<std::ptrdiff_t>(Traceback::k_tail));
   }
   tb.frames = std::move(frames);
-  if (const auto l = link_above(walk)) {
+  const auto above = read_above_header(walk);
+  tb.ignored = above.ignored;
+  if (const auto& l = above.link) {
     // The previous exception of the chain: this speaker's last exception line
     // when it is just above the link, else the line read there.
     const auto it = m_last.find(who);

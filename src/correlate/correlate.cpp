@@ -194,7 +194,8 @@ Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const
   for (const auto& h : hits) {
     d.hits += h.count;
   }
-  detail::State s{cat, options, progress, d};
+  const auto marks = detail::marks_that_split(progress, hits, cat);
+  detail::State s{cat, options, marks, d};
   detail::pass_clocks(s, hits);
   detail::pass_identity(s);
   detail::pass_fold(s);

@@ -150,6 +150,10 @@ std::string describe_recovered(const Incident& inc, const Diagnosis& d) {
   if (!inc.recovered) {
     return {};
   }
+  if (inc.recovered->relaunch) {
+    return fmt::format("the same file began again after it ({}:{}): it ended an earlier run, not the last one",
+                       d.source_name(inc.recovered->source), inc.recovered->line_no);
+  }
   return fmt::format("training progressed after it ({}:{}): the run recovered from this one",
                      d.source_name(inc.recovered->source), inc.recovered->line_no);
 }

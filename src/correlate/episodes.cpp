@@ -21,8 +21,19 @@ namespace denpex::correlate::detail {
 // prints after its fault.
 constexpr std::uint64_t k_progress_lines = 200;
 
-std::optional<ProgressRef> progress_after(const State& s, const Evidence& e, const Time& first_time) {
+std::optional<ProgressRef> progress_after(const State& s, const Evidence& e, const Time& first_time, bool relaunch) {
   for (const auto& mark : s.progress) {
+    if (mark.relaunch) {
+      if (!relaunch) {
+        continue;
+      }
+      // Only its own file began again: a later line there is a later run
+      // (incidents: relaunch_after, which sees all their lines).
+      if (mark.source == e.source && mark.line_no > e.line_no) {
+        return ProgressRef{mark.source, mark.line_no, true};
+      }
+      continue;
+    }
     const Time mt = stamp_of_mark(mark, s.ref_year);
     bool later = false;
     if (comparable(first_time, mt)) {
@@ -37,6 +48,37 @@ std::optional<ProgressRef> progress_after(const State& s, const Evidence& e, con
   return std::nullopt;
 }
 
+std::vector<ProgressMark> marks_that_split(const std::vector<ProgressMark>& progress, const std::vector<Hit>& hits,
+                                          const catalog::Catalog& cat) {
+  // The last failure evidence (a cause or a symptom) of each source.
+  std::map<std::uint32_t, std::uint64_t> last_evidence;
+  for (const auto& h : hits) {
+    if (cat.at(h.signature).role != catalog::Role::context) {
+      auto& l = last_evidence[h.source];
+      l = std::max({l, h.line_no, h.last_line_no});
+    }
+  }
+  std::vector<ProgressMark> out;
+  std::map<std::uint32_t, const ProgressMark*> relaunch; // the last with evidence below it
+  for (const auto& m : progress) {
+    if (!m.relaunch) {
+      out.push_back(m);
+      continue;
+    }
+    const auto it = last_evidence.find(m.source);
+    auto& best = relaunch[m.source];
+    if (it != last_evidence.end() && it->second > m.line_no && (best == nullptr || best->line_no < m.line_no)) {
+      best = &m;
+    }
+  }
+  for (const auto& [source, m] : relaunch) {
+    if (m != nullptr) {
+      out.push_back(*m);
+    }
+  }
+  return out;
+}
+
 namespace {
 
 // A stretch of failure evidence: an incident's first line, or a symptom from
@@ -47,11 +89,32 @@ struct Point {
   std::optional<std::size_t> incident; // index into s.work; none for a symptom
 };
 
-// Marks each incident followed by training progress (the run recovered).
+// The relaunch mark below every line of an incident, in every file it was
+// seen in: it ended an earlier run of an appended file. The same error in
+// the last run keeps it in the last run (one incident, lines on both sides).
+std::optional<ProgressRef> relaunch_after(const State& s, const Work& w) {
+  std::optional<ProgressRef> found;
+  for (const auto& [source, last] : w.last_lines) {
+    const auto mark = std::find_if(s.progress.begin(), s.progress.end(), [&, src = source](const ProgressMark& m) {
+      return m.relaunch && m.source == src;
+    });
+    if (mark == s.progress.end() || mark->line_no <= last) {
+      return std::nullopt;
+    }
+    found = ProgressRef{mark->source, mark->line_no, true};
+  }
+  return found;
+}
+
+// Marks each incident followed by training progress (the run recovered), or
+// ended an earlier run of its file.
 void mark_recovered(State& s) {
   for (auto& w : s.work) {
     if (!w.absorbed) {
-      w.inc.recovered = progress_after(s, w.inc.first, w.first_time);
+      w.inc.recovered = relaunch_after(s, w);
+      if (!w.inc.recovered) {
+        w.inc.recovered = progress_after(s, w.inc.first, w.first_time, /*relaunch=*/false);
+      }
     }
   }
 }
@@ -61,7 +124,7 @@ std::vector<std::pair<std::int64_t, const ProgressMark*>> progress_cuts(const St
   std::vector<std::pair<std::int64_t, const ProgressMark*>> cuts;
   for (const auto& mark : s.progress) {
     const Time mt = stamp_of_mark(mark, s.ref_year);
-    if (mt && mt->domain == domain) {
+    if (!mark.relaunch && mt && mt->domain == domain) {
       cuts.emplace_back(mt->t - s.options.progress_margin_us, &mark);
     }
   }

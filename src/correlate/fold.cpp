@@ -261,6 +261,8 @@ void seed_incidents(State& s) {
       }
     }
     w.inc.count += r.hit->count;
+    auto& last = w.last_lines[r.hit->source];
+    last = std::max({last, r.hit->line_no, r.hit->last_line_no});
     insert_ranks(w.inc.ranks, r);
     if (!r.host.empty()) {
       w.inc.hosts.insert(r.host);

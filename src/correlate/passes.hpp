@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -72,6 +73,9 @@ struct Work {
   // ones say little about when): how far apart its ranks raised it.
   Time own_earliest;
   Time own_latest;
+  // The last line of it in each file: a file that began again below all of
+  // them ran it in an earlier run (relaunch marks).
+  std::map<std::uint32_t, std::uint64_t> last_lines;
   bool absorbed = false; // became another incident's collateral
 };
 
@@ -86,6 +90,13 @@ struct State {
   std::vector<Work> work;                // incidents, absorbed ones included until choose
   std::vector<Time> times;               // after choose: first_time of d.incidents[i]
 };
+
+// The progress marks the passes use: every progress line, and of each
+// source's relaunch marks (the file began again) the last one with failure
+// evidence below it. A run that began again and printed no failure says
+// nothing about the runs before it (it may still be starting).
+std::vector<ProgressMark> marks_that_split(const std::vector<ProgressMark>& progress, const std::vector<Hit>& hits,
+                                          const catalog::Catalog& cat);
 
 // The passes, in order (see the table above).
 void pass_clocks(State& s, const std::vector<Hit>& hits);
@@ -116,7 +127,9 @@ Time stamp_of(const Evidence& e);
 Time stamp_of_mark(const ProgressMark& m, int ref_year);
 // The training progress printed well after `e` (its stamp `first_time`, or,
 // without one, enough lines later in its own file), if any: the run went on.
-std::optional<ProgressRef> progress_after(const State& s, const Evidence& e, const Time& first_time);
+// With `relaunch`, also a relaunch mark below `e` in its own file.
+std::optional<ProgressRef> progress_after(const State& s, const Evidence& e, const Time& first_time,
+                                          bool relaunch = true);
 // Whether record `r` comes before the line kept as `e`: by time where both
 // are on one clock, else by input position.
 bool earlier_than(const Record& r, const Evidence& e);

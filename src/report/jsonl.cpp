@@ -478,6 +478,9 @@ ordered_json progress_json(const correlate::Diagnosis& d, const correlate::Progr
   j["from"] = m.time.kind == context::ClockKind::none ? ordered_json::object()
                                                       : ordered_json({{"time", origin(m.time.origin)}});
   j["text"] = safe(m.text);
+  if (m.relaunch) {
+    j["relaunch"] = true;
+  }
   return j;
 }
 

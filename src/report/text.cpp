@@ -250,7 +250,9 @@ void print_incident(std::ostream& out, const correlate::Diagnosis& d, const cata
                     std::size_t number, const TextOptions& o, const Style& st) {
   const auto& sig = cat.at(inc.signature);
   const bool symptom_head = inc.decision && inc.decision->rule == correlate::Rule::upstream_symptom;
-  const std::string head = symptom_head && inc.recovered ? "FIRST REPORT (training went on after it)"
+  const std::string head = symptom_head && inc.recovered && inc.recovered->relaunch
+                               ? "FIRST REPORT (an earlier run in the same file)"
+                           : symptom_head && inc.recovered ? "FIRST REPORT (training went on after it)"
                            : symptom_head                 ? "FIRST REPORT OF THE FAILURE (no cause in these logs)"
                            : inc.initiating ? "INITIATING FAILURE"
                                             : fmt::format("INCIDENT {}", number);
@@ -338,6 +340,9 @@ std::string summary_of(const correlate::Diagnosis& d) {
   const auto n = d.incidents.size();
   const auto recovered = static_cast<std::size_t>(
       std::count_if(d.incidents.begin(), d.incidents.end(), [](const Incident& i) { return i.recovered.has_value(); }));
+  // Of those, the ones an earlier run of an appended file ended.
+  const auto rerun = static_cast<std::size_t>(std::count_if(
+      d.incidents.begin(), d.incidents.end(), [](const Incident& i) { return i.recovered && i.recovered->relaunch; }));
   const auto earlier = static_cast<std::size_t>(std::count_if(
       d.incidents.begin(), d.incidents.end(), [](const Incident& i) { return i.earlier_episode && !i.recovered; }));
   const auto past = recovered + earlier;
@@ -351,6 +356,8 @@ std::string summary_of(const correlate::Diagnosis& d) {
     summary = "the run failed; only downstream reports of the failure are in these logs";
   } else if (n - past == 1) {
     summary = "1 failure diagnosed";
+  } else if (n == recovered && n == rerun) {
+    summary = fmt::format("{} failure{} of earlier runs in the same file", n, n == 1 ? "" : "s");
   } else if (n == recovered) {
     summary = fmt::format("{} error{} the run recovered from", n, n == 1 ? "" : "s");
   } else if (n == past) {
@@ -358,8 +365,11 @@ std::string summary_of(const correlate::Diagnosis& d) {
   } else {
     summary = fmt::format("{} distinct failures diagnosed", n - past);
   }
-  if (recovered > 0 && n != recovered) {
-    summary += fmt::format(" (and {} the run recovered from)", recovered);
+  if (recovered > rerun && n != recovered) {
+    summary += fmt::format(" (and {} the run recovered from)", recovered - rerun);
+  }
+  if (rerun > 0 && n != recovered) {
+    summary += fmt::format(" (and {} of earlier runs in the same file)", rerun);
   }
   if (earlier > 0 && n != past) {
     summary += fmt::format(" (and {} in an earlier failure episode)", earlier);

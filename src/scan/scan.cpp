@@ -1,6 +1,7 @@
 #include <denpex/scan/scan.hpp>
 
 #include <algorithm>
+#include <cstring>
 #include <array>
 #include <filesystem>
 #include <atomic>
@@ -543,6 +544,7 @@ private:
     m.line_no = rec.value("line", std::uint64_t{0});
     m.time = time_of(rec, object_or_empty(rec, "from"));
     m.text = string_or_empty(rec, "text");
+    m.relaunch = rec.value("relaunch", false);
     m_out.progress.push_back(std::move(m));
   }
 
@@ -629,6 +631,82 @@ private:
   std::unique_ptr<RE2> m_nonfinite;
 };
 
+// Finds where a file that several runs appended to began again (LSF's -e
+// and nohup append; so does `>>`): the file's first three lines (module
+// loads, a banner, the arguments a script echoes) printed again, in order,
+// from the start of a later line. The last such place is kept; a cause
+// above it ended an earlier run, when the correlator finds failure evidence
+// below it (docs/correlator.md, "Episodes"); the last k_max_marks places
+// are kept for that. A line
+// with a stamp of its own never repeats exactly, so this reads the logs
+// without stamps, where line order is all there is. Costs one memmem of the
+// three-line block per chunk (tens of GB/s); a block split across two
+// chunks is not seen.
+class RunStartTracker {
+public:
+  static constexpr std::size_t k_max_marks = 64;
+
+  void update(const source::Chunk& chunk, std::uint32_t source, std::vector<correlate::ProgressMark>& marks) {
+    const std::string_view text = chunk.text;
+    if (chunk.first_line == 1) {
+      m_block = preamble(text);
+    }
+    if (m_block.empty()) {
+      return;
+    }
+    std::size_t from = chunk.first_line == 1 ? 1 : 0; // not the file's own first lines
+    while (from + m_block.size() <= text.size()) {
+      const void* hit = ::memmem(text.data() + from, text.size() - from, m_block.data(), m_block.size());
+      if (hit == nullptr) {
+        break;
+      }
+      const auto at = static_cast<std::size_t>(static_cast<const char*>(hit) - text.data());
+      const std::size_t after = at + m_block.size();
+      const bool starts_line = at == 0 || text[at - 1] == '\n';
+      const bool ends_line = after == text.size() || text[after] == '\n' || text[after] == '\r';
+      if (starts_line && ends_line) {
+        correlate::ProgressMark m;
+        m.source = source;
+        m.line_no = chunk.first_line + util::count_newlines(text.substr(0, at));
+        m.text = std::string(util::clip(text.substr(at, text.find('\n', at) - at), 512));
+        m.relaunch = true;
+        if (marks.size() == k_max_marks) {
+          marks.erase(marks.begin());
+        }
+        marks.push_back(std::move(m));
+      }
+      from = at + 1;
+    }
+  }
+
+private:
+  // The first three lines as one block, when they can mark a start: none
+  // blank or stamped (a stamp never repeats), 24 bytes or more in all, and
+  // not a traceback (a file that holds only crashes begins with one, and
+  // every crash repeats it).
+  static std::string preamble(std::string_view text) {
+    std::size_t end = 0;
+    for (int n = 0; n < 3; ++n) {
+      const auto nl = text.find('\n', end);
+      if (nl == std::string_view::npos) {
+        return {};
+      }
+      const auto line = text.substr(end, nl - end);
+      if (line.find_first_not_of(" \t\r") == std::string_view::npos || context::find_timestamp(line)) {
+        return {};
+      }
+      end = nl + 1;
+    }
+    const auto block = text.substr(0, end - 1);
+    if (block.size() < 24 || block.find("Traceback (most recent call last)") != std::string_view::npos) {
+      return {};
+    }
+    return std::string(block.back() == '\r' ? block.substr(0, block.size() - 1) : block);
+  }
+
+  std::string m_block;
+};
+
 const ProgressTracker& progress_tracker() {
   static const ProgressTracker k_tracker;
   return k_tracker;
@@ -675,6 +753,9 @@ public:
       hit.captures.emplace_back(std::string(c.name), std::string(util::clip(c.value, 256)));
     }
     read_above(ev, hit);
+    if (hit.traceback && hit.traceback->ignored) {
+      return true; // Python reported it and went on (atexit, unraisable): not evidence
+    }
     if (m_on_hit) {
       hit.text = std::string(util::clip(ev.line, m_options.max_line_copy));
       m_on_hit(hit);
@@ -932,6 +1013,8 @@ void scan_unit(source::InputOpener& opener, const source::InputUnit& unit, const
     Collector sink(out, local_id, ctx, options);
     std::size_t samples_left = options.error_samples;
     std::optional<correlate::ProgressMark> progress;
+    std::vector<correlate::ProgressMark> relaunches;
+    RunStartTracker run_start;
     if (live) {
       sink.m_on_hit = [&](const correlate::Hit& h) { live(h, out.sources[local_id]); };
     }
@@ -941,6 +1024,7 @@ void scan_unit(source::InputOpener& opener, const source::InputUnit& unit, const
       ++out.matcher.chunks;
       matcher.scan_candidates(chunk, candidates, sink, &out.matcher);
       progress_tracker().update(chunk, local_id, ctx, progress);
+      run_start.update(chunk, local_id, relaunches);
       // With the sampler's patterns in the matcher's set, a chunk is sampled
       // only if the set saw one of them: no second pass over every byte.
       const bool may_sample = !matcher.has_extra_patterns() ||
@@ -979,6 +1063,9 @@ void scan_unit(source::InputOpener& opener, const source::InputUnit& unit, const
     }
     if (progress) {
       out.progress.push_back(std::move(*progress));
+    }
+    for (auto& m : relaunches) {
+      out.progress.push_back(std::move(m));
     }
     // Findings report what their runs read (their summary records), not their own lines.
     if (!is_findings) {

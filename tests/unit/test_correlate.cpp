@@ -153,6 +153,52 @@ TEST_CASE("correlate: a cause training recovered from does not initiate", "[corr
   CHECK(d.incidents[1].recovered.has_value());
 }
 
+TEST_CASE("correlate: in a file several runs appended to, the last run's failure initiates", "[correlate]") {
+  const auto cat = make_catalog({entry("t.first", "cause", 80), entry("t.last", "cause", 60),
+                                 entry("t.same", "cause", 60)});
+  // Unstamped lines, as an appended LSF .err file has them.
+  auto bare = [&](const std::string& id, std::uint64_t line) {
+    auto h = hit(cat, id, 0, line, 0, 0, 0, 0, 0);
+    h.ctx.time = {};
+    return h;
+  };
+  auto relaunch = [](std::uint64_t line) {
+    denpex::correlate::ProgressMark m;
+    m.source = 0;
+    m.line_no = line;
+    m.relaunch = true;
+    return m;
+  };
+  // Runs begin at lines 1, 20 and 40; the third printed nothing yet: its
+  // mark says nothing about the two before it.
+  const std::vector<Hit> hits{bare("t.first", 10), bare("t.last", 30)};
+  const auto d = denpex::correlate::correlate(hits, {SourceRef{"train.err", {}}}, cat, {},
+                                              {relaunch(20), relaunch(40)});
+  REQUIRE(d.incidents.size() == 2);
+  CHECK(cat.at(d.incidents[0].signature).id == "t.last");
+  CHECK(d.incidents[0].initiating);
+  REQUIRE(d.incidents[1].recovered);
+  CHECK(d.incidents[1].recovered->relaunch);
+  CHECK(d.incidents[1].recovered->line_no == 20);
+  // The same failure in both runs is one incident that the last run raised.
+  auto h1 = bare("t.same", 10);
+  auto h2 = bare("t.same", 30);
+  h1.text = h2.text = "same";
+  const auto d2 = denpex::correlate::correlate({h1, h2}, {SourceRef{"train.err", {}}}, cat, {}, {relaunch(20)});
+  REQUIRE(d2.incidents.size() == 1);
+  CHECK(d2.incidents[0].initiating);
+  CHECK_FALSE(d2.incidents[0].recovered);
+  // Another file's relaunch says nothing about this one.
+  const auto d3 = denpex::correlate::correlate(hits, {SourceRef{"train.err", {}}, SourceRef{"other.err", {}}}, cat, {},
+                                               {[&] {
+                                                 auto m = relaunch(20);
+                                                 m.source = 1;
+                                                 return m;
+                                               }()});
+  REQUIRE(d3.incidents.size() == 2);
+  CHECK(cat.at(d3.incidents[0].signature).id == "t.first");
+}
+
 TEST_CASE("correlate: symptom-only timeouts name the rank that never reported", "[correlate]") {
   const auto cat = make_catalog({entry("t.timeout", "symptom", 20)});
   std::vector<Hit> hits;

@@ -29,6 +29,17 @@ scan::ScanResult scan_one(const catalog::Catalog& cat, const matcher::Matcher& m
   return scan::run(*opener, {"train.log"}, m, so, d);
 }
 
+// How many hits of entry `id` a scan of `text` keeps.
+std::size_t hits_of(const catalog::Catalog& cat, const matcher::Matcher& m, const std::string& text,
+                    const std::string& id) {
+  const auto r = scan_one(cat, m, text);
+  std::size_t n = 0;
+  for (const auto& h : r.hits) {
+    n += cat.at(h.signature).id == id ? 1 : 0;
+  }
+  return n;
+}
+
 } // namespace
 
 TEST_CASE("scan::run: one big file gives the same hits, samples and totals at -j1 and -j3", "[scan]") {
@@ -158,14 +169,66 @@ TEST_CASE("scan::run: an exception logged at WARNING level is not evidence", "[s
       "[2023-12-01 06:22:31,450] torch._dynamo.convert_frame: [WARNING] FileNotFoundError: [Errno 2] No such file "
       "or directory: 'ldconfig'\n";
   const std::string bare = "FileNotFoundError: [Errno 2] No such file or directory: 'ldconfig'\n";
-  auto exceptions = [&](const std::string& text) {
-    const auto r = scan_one(cat, *m, text);
-    std::size_t n = 0;
-    for (const auto& h : r.hits) {
-      n += cat.at(h.signature).id == "python.exception" ? 1 : 0;
-    }
-    return n;
-  };
+  auto exceptions = [&](const std::string& text) { return hits_of(cat, *m, text, "python.exception"); };
   CHECK(exceptions(logged) == 0);
   CHECK(exceptions(bare) == 1);
+}
+
+TEST_CASE("scan::run: an exception Python printed and went on from is not evidence", "[scan]") {
+  Diagnostics diags;
+  const auto cat = catalog::load_catalog({}, diags);
+  auto m = matcher::Matcher::compile(cat, {});
+  REQUIRE(m);
+  auto exceptions = [&](const std::string& text) { return hits_of(cat, *m, text, "python.exception"); };
+  const std::string frames = "Traceback (most recent call last):\n"
+                             "  File \"/opt/conda/lib/python3.7/site-packages/wandb/lib/redirect.py\", line 161, in "
+                             "_redirect\n"
+                             "    fp.close()\n"
+                             "AttributeError: 'TeeHandler' object has no attribute 'close'\n";
+  // wandb-allennlp#10: an atexit handler's exception after a finished run (before Python 3.12).
+  CHECK(exceptions("Error in atexit._run_exitfuncs:\n" + frames) == 0);
+  // Python 3.12 and later, and an exception raised in __del__.
+  CHECK(exceptions("Exception ignored in atexit callback: <function _atexit_cleanup at 0x7f>\n" + frames) == 0);
+  CHECK(exceptions("Exception ignored in: <function _MultiProcessingDataLoaderIter.__del__ at 0x7f>\n" + frames) == 0);
+  // Without a traceback: the exception right under the note.
+  CHECK(exceptions("Exception ignored in atexit callback: <nanobind.nb_func object at 0x2ac5e7999360>\n"
+                   "RuntimeError: cudaMemAdvise(data_, small_pool_size, cudaMemAdviseSetReadMostly, 0) failed: "
+                   "invalid argument\n") == 0);
+  // The same traceback raised for real counts, and so does one under an unrelated line.
+  CHECK(exceptions(frames) == 1);
+  CHECK(exceptions("Epoch 3: 100%|##########| 50/50\n" + frames) == 1);
+}
+
+TEST_CASE("scan::run: a file that several runs appended to marks where each began again", "[scan]") {
+  Diagnostics diags;
+  const auto cat = catalog::load_catalog({}, diags);
+  auto m = matcher::Matcher::compile(cat, {});
+  REQUIRE(m);
+  auto relaunch_lines = [&](const std::string& text) {
+    const auto r = scan_one(cat, *m, text);
+    std::vector<std::uint64_t> lines;
+    for (const auto& p : r.progress) {
+      if (p.relaunch) {
+        lines.push_back(p.line_no);
+      }
+    }
+    return lines;
+  };
+  // Environment-module lines an LSF job prints first (a real appended .err file).
+  const std::string preamble = "Loaded module: python3/3.7.5\n"
+                               "Loaded dependency [cudnn/v7.6.5.32-prod-cuda-10.0]: cuda/10.0\n"
+                               "Loaded module: cudnn/v7.6.5.32-prod-cuda-10.0\n";
+  const std::string crash = "Traceback (most recent call last):\n"
+                            "  File \"train.py\", line 137, in train\n"
+                            "ValueError: too many values to unpack (expected 2)\n";
+  CHECK(relaunch_lines(preamble + crash + preamble + crash) == std::vector<std::uint64_t>{7});
+  CHECK(relaunch_lines(preamble + crash + preamble + crash + preamble) == std::vector<std::uint64_t>{7, 13});
+  // Not a run: the block repeated inside a line, part of it, or stamped lines.
+  CHECK(relaunch_lines(preamble + crash + "echo " + preamble).empty());
+  CHECK(relaunch_lines(preamble + crash + "Loaded module: python3/3.7.5\n").empty());
+  CHECK(relaunch_lines(crash + crash).empty()); // a file of crashes begins with a traceback
+  const std::string stamped = "2024-05-03 22:51:04 INFO starting the run now\n"
+                              "2024-05-03 22:51:04 INFO loading the model now\n"
+                              "2024-05-03 22:51:04 INFO loading the data now\n";
+  CHECK(relaunch_lines(stamped + crash + stamped + crash).empty());
 }

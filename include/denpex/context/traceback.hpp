@@ -56,6 +56,9 @@ struct Traceback {
   std::vector<Frame> frames;
   std::size_t frame_count = 0;          // frames printed in all
   std::vector<ChainedException> chain;  // the exceptions this one was raised from, root first
+  // Python printed it and went on: an exception in an atexit handler or one
+  // it could not raise ("Exception ignored in: ..."); not a failure.
+  bool ignored = false;
 
   static constexpr std::size_t k_head = 2;
   static constexpr std::size_t k_tail = 8;
@@ -80,7 +83,9 @@ public:
   // The traceback that ends at the exception line at `line_pos` in `chunk`
   // (line `line_no` of the source). Remembers the line, so that a later
   // exception chained to it carries the whole chain. Null when no
-  // "Traceback (most recent call last):" header is found close enough above.
+  // "Traceback (most recent call last):" header is found close enough above,
+  // except for an exception right under Python's "Exception ignored in"
+  // note: a Traceback without frames, `ignored` set.
   std::optional<Traceback> ending_at(std::string_view chunk, std::size_t line_pos, std::uint64_t line_no);
 
   // For a C++ `what():` line: the type named by the "terminate called after

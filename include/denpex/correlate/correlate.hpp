@@ -142,6 +142,7 @@ struct Decision {
 struct ProgressRef {
   std::uint32_t source = 0;
   std::uint64_t line_no = 0;
+  bool relaunch = false; // a new run of the same file, not progress of this one
 };
 
 struct Incident {
@@ -219,11 +220,14 @@ struct ErrorLine {
 
 // The last training-progress line seen in a source (a step/iteration with a
 // finite loss, a tqdm bar): a cause followed by progress was recovered from.
+// Or, with `relaunch`, the last line where the same file began again (a log
+// appended to by several runs): a cause above it ended an earlier run.
 struct ProgressMark {
   std::uint32_t source = 0;
   std::uint64_t line_no = 0;
   context::Timestamp time;
   std::string text;
+  bool relaunch = false;
 };
 
 // Error-looking lines grouped by message template (numbers masked).
