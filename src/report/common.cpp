@@ -103,12 +103,26 @@ bool counts_against_gate(const correlate::Diagnosis& d, const catalog::Catalog& 
   return !(inc.recovered && !cat.at(inc.signature).headline.empty());
 }
 
+namespace {
+
+// An incident is as severe as the worst report it explains: a warning-level
+// cause (an IB port error) that a job's watchdog timeout followed ended the job.
+catalog::Severity effective_severity(const catalog::Catalog& cat, const correlate::Incident& inc) {
+  auto worst = cat.at(inc.signature).severity;
+  for (const auto& g : inc.collateral) {
+    worst = std::max(worst, cat.at(g.signature).severity);
+  }
+  return worst;
+}
+
+} // namespace
+
 bool fails_gate(const correlate::Diagnosis& d, const catalog::Catalog& cat, catalog::Severity level) {
   if (recovered_symptoms_only(d)) {
     return false;
   }
   for (const auto& inc : d.incidents) {
-    if (cat.at(inc.signature).severity >= level && counts_against_gate(d, cat, inc)) {
+    if (effective_severity(cat, inc) >= level && counts_against_gate(d, cat, inc)) {
       return true;
     }
   }
