@@ -304,7 +304,7 @@ Status run_diagnose(const CommonArgs& common, const DiagnoseArgs& args, Diagnost
 
   const double correlate_from = ms_since_start();
   auto diagnosis = correlate::correlate(std::move(result.hits), std::move(result.sources), *cat, co, result.progress);
-  correlate::add_starting_points(diagnosis, result.error_lines, co);
+  correlate::add_starting_points(diagnosis, result.error_lines, *cat, co);
   spdlog::info("correlate: {} incidents from {} matches in {:.1f} ms", diagnosis.incidents.size(), diagnosis.hits,
                ms_since_start() - correlate_from);
   if (args.redact) {

@@ -221,9 +221,19 @@ Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const
   return d;
 }
 
-void add_starting_points(Diagnosis& d, const std::vector<ErrorLine>& lines, const CorrelateOptions& options,
-                         std::size_t max_groups) {
-  if (!d.incidents.empty() || d.inference || lines.empty()) {
+// How far above a first report its process's last error line may be.
+constexpr std::uint64_t k_said_above_lines = 40;
+
+void add_starting_points(Diagnosis& d, const std::vector<ErrorLine>& lines, const catalog::Catalog& catalog,
+                         const CorrelateOptions& options, std::size_t max_groups) {
+  // With no cause, a first report heads the run; the lines no entry named
+  // are where its cause may be, above all the one just above it.
+  Incident* head = nullptr;
+  if (!d.incidents.empty() && d.incidents[0].decision && d.incidents[0].decision->rule == Rule::upstream_symptom &&
+      !d.incidents[0].recovered) {
+    head = &d.incidents[0];
+  }
+  if ((!d.incidents.empty() && head == nullptr) || d.inference || lines.empty()) {
     return;
   }
   // Starting points are lines no signature matched.
@@ -237,6 +247,16 @@ void add_starting_points(Diagnosis& d, const std::vector<ErrorLine>& lines, cons
   for (const auto& l : lines) {
     if (matched.count({l.source, l.line_no}) != 0) {
       continue;
+    }
+    if (head != nullptr && l.source == head->first.source && l.line_no < head->first.line_no &&
+        head->first.line_no - l.line_no <= k_said_above_lines &&
+        (!head->said_above || head->said_above->line_no < l.line_no)) {
+      Evidence e;
+      e.source = l.source;
+      e.line_no = l.line_no;
+      e.text = l.text;
+      e.ctx = l.ctx;
+      head->said_above = std::move(e);
     }
     // The template ignores launcher prefixes and stamps: numbers are masked.
     auto key = util::message_template(util::trim(l.text));
@@ -276,6 +296,9 @@ void add_starting_points(Diagnosis& d, const std::vector<ErrorLine>& lines, cons
     }
     return std::tie(a.first.source, a.first.line_no) < std::tie(b.first.source, b.first.line_no);
   });
+  if (head != nullptr && head->said_above && head->headline.empty() && catalog.at(head->signature).generic) {
+    head->headline = std::string(util::clip(util::trim(head->said_above->text), 300));
+  }
   if (groups.size() > max_groups) {
     groups.resize(max_groups);
   }

@@ -150,6 +150,10 @@ std::string describe_recovered(const Incident& inc, const Diagnosis& d) {
   if (!inc.recovered) {
     return {};
   }
+  if (inc.recovered->completed) {
+    return fmt::format("printed after the run said it had completed ({}:{}): part of its shutdown, not its failure",
+                       d.source_name(inc.recovered->source), inc.recovered->line_no);
+  }
   if (inc.recovered->relaunch) {
     return fmt::format("the same file began again after it ({}:{}): it ended an earlier run, not the last one",
                        d.source_name(inc.recovered->source), inc.recovered->line_no);

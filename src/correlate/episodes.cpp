@@ -21,8 +21,27 @@ namespace denpex::correlate::detail {
 // prints after its fault.
 constexpr std::uint64_t k_progress_lines = 200;
 
+namespace {
+
+// Whether a relaunch mark of `source` lies between lines `from` and `to`.
+bool relaunched_between(const State& s, std::uint32_t source, std::uint64_t from, std::uint64_t to) {
+  return std::any_of(s.progress.begin(), s.progress.end(), [&](const ProgressMark& m) {
+    return m.relaunch && m.source == source && m.line_no > from && m.line_no < to;
+  });
+}
+
+} // namespace
+
 std::optional<ProgressRef> progress_after(const State& s, const Evidence& e, const Time& first_time, bool relaunch) {
   for (const auto& mark : s.progress) {
+    if (mark.completed) {
+      // Printed after its own run said it had completed (and before any new run).
+      if (mark.source == e.source && mark.line_no < e.line_no &&
+          !relaunched_between(s, e.source, mark.line_no, e.line_no)) {
+        return ProgressRef{mark.source, mark.line_no, false, true};
+      }
+      continue;
+    }
     if (mark.relaunch) {
       if (!relaunch) {
         continue;
@@ -50,6 +69,19 @@ std::optional<ProgressRef> progress_after(const State& s, const Evidence& e, con
 
 std::vector<ProgressMark> marks_that_split(const std::vector<ProgressMark>& progress, const std::vector<Hit>& hits,
                                           const catalog::Catalog& cat) {
+  std::vector<ProgressMark> out;
+  // Where a run said it had completed: its entry carries the tag run-completed.
+  for (const auto& h : hits) {
+    const auto& tags = cat.at(h.signature).tags;
+    if (std::find(tags.begin(), tags.end(), "run-completed") != tags.end()) {
+      ProgressMark m;
+      m.source = h.source;
+      m.line_no = h.line_no;
+      m.text = h.text;
+      m.completed = true;
+      out.push_back(std::move(m));
+    }
+  }
   // The last failure evidence (a cause or a symptom) of each source.
   std::map<std::uint32_t, std::uint64_t> last_evidence;
   for (const auto& h : hits) {
@@ -58,11 +90,10 @@ std::vector<ProgressMark> marks_that_split(const std::vector<ProgressMark>& prog
       l = std::max({l, h.line_no, h.last_line_no});
     }
   }
-  std::vector<ProgressMark> out;
   std::map<std::uint32_t, const ProgressMark*> relaunch; // the last with evidence below it
   for (const auto& m : progress) {
     if (!m.relaunch) {
-      out.push_back(m);
+      out.push_back(m); // progress (completion marks come from the hits, above)
       continue;
     }
     const auto it = last_evidence.find(m.source);

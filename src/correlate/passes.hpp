@@ -91,10 +91,11 @@ struct State {
   std::vector<Time> times;               // after choose: first_time of d.incidents[i]
 };
 
-// The progress marks the passes use: every progress line, and of each
-// source's relaunch marks (the file began again) the last one with failure
-// evidence below it. A run that began again and printed no failure says
-// nothing about the runs before it (it may still be starting).
+// The progress marks the passes use: every progress line; of each source's
+// relaunch marks (the file began again) the last one with failure evidence
+// below it (a run that began again and printed no failure says nothing
+// about the runs before it: it may still be starting); and a completion
+// mark for each hit of an entry tagged run-completed.
 std::vector<ProgressMark> marks_that_split(const std::vector<ProgressMark>& progress, const std::vector<Hit>& hits,
                                           const catalog::Catalog& cat);
 

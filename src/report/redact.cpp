@@ -174,6 +174,11 @@ void redact(correlate::Diagnosis& d) {
   for (const auto& sp : d.starting_points) {
     collect_hosts(sp.first, r);
   }
+  for (const auto& inc : d.incidents) {
+    if (inc.said_above) {
+      collect_hosts(*inc.said_above, r);
+    }
+  }
   for (const auto& h : d.evidence) {
     if (h.ctx.host) {
       r.learn_host(h.ctx.host->value);
@@ -199,6 +204,9 @@ void redact(correlate::Diagnosis& d) {
   }
   for (auto& inc : d.incidents) {
     r.evidence(inc.first);
+    if (inc.said_above) {
+      r.evidence(*inc.said_above);
+    }
     inc.headline = r.apply(inc.headline);
     r.traceback(inc.traceback);
     for (auto& c : inc.later) {

@@ -250,7 +250,9 @@ void print_incident(std::ostream& out, const correlate::Diagnosis& d, const cata
                     std::size_t number, const TextOptions& o, const Style& st) {
   const auto& sig = cat.at(inc.signature);
   const bool symptom_head = inc.decision && inc.decision->rule == correlate::Rule::upstream_symptom;
-  const std::string head = symptom_head && inc.recovered && inc.recovered->relaunch
+  const std::string head = symptom_head && inc.recovered && inc.recovered->completed
+                               ? "FIRST REPORT (after the run completed)"
+                           : symptom_head && inc.recovered && inc.recovered->relaunch
                                ? "FIRST REPORT (an earlier run in the same file)"
                            : symptom_head && inc.recovered ? "FIRST REPORT (training went on after it)"
                            : symptom_head                 ? "FIRST REPORT OF THE FAILURE (no cause in these logs)"
@@ -296,6 +298,14 @@ void print_incident(std::ostream& out, const correlate::Diagnosis& d, const cata
   }
   if (!inc.caused_by.empty()) {
     out << "  note     the line says it was caused by an earlier Xid " << inc.caused_by << "\n";
+  }
+  if (inc.said_above) {
+    out << field("above",
+                 util::escape_for_terminal(fmt::format("{}  ({}:{}; the last error line before it, no entry names it)",
+                                                       util::clip(util::trim(inc.said_above->text), 300),
+                                                       d.source_name(inc.said_above->source),
+                                                       inc.said_above->line_no)),
+                 o.width);
   }
   print_why_fix_verify(out, sig, o, st, [&] {
     for (const auto& [k, v] : sig.fix.env) {
@@ -343,6 +353,9 @@ std::string summary_of(const correlate::Diagnosis& d) {
   // Of those, the ones an earlier run of an appended file ended.
   const auto rerun = static_cast<std::size_t>(std::count_if(
       d.incidents.begin(), d.incidents.end(), [](const Incident& i) { return i.recovered && i.recovered->relaunch; }));
+  // ... and the ones printed after the run said it had completed.
+  const auto after_done = static_cast<std::size_t>(std::count_if(
+      d.incidents.begin(), d.incidents.end(), [](const Incident& i) { return i.recovered && i.recovered->completed; }));
   const auto earlier = static_cast<std::size_t>(std::count_if(
       d.incidents.begin(), d.incidents.end(), [](const Incident& i) { return i.earlier_episode && !i.recovered; }));
   const auto past = recovered + earlier;
@@ -350,12 +363,17 @@ std::string summary_of(const correlate::Diagnosis& d) {
   if (n == 0) {
     summary = "no known failure signature found";
   } else if (d.incidents[0].decision && d.incidents[0].decision->rule == correlate::Rule::upstream_symptom &&
+             d.incidents[0].recovered && d.incidents[0].recovered->completed) {
+    summary = "the run completed; only reports printed while it shut down follow";
+  } else if (d.incidents[0].decision && d.incidents[0].decision->rule == correlate::Rule::upstream_symptom &&
              d.incidents[0].recovered) {
     summary = "only downstream reports, and training went on after all of them";
   } else if (d.incidents[0].decision && d.incidents[0].decision->rule == correlate::Rule::upstream_symptom) {
     summary = "the run failed; only downstream reports of the failure are in these logs";
   } else if (n - past == 1) {
     summary = "1 failure diagnosed";
+  } else if (n == recovered && n == after_done) {
+    summary = fmt::format("the run completed; {} error{} printed while it shut down", n, n == 1 ? "" : "s");
   } else if (n == recovered && n == rerun) {
     summary = fmt::format("{} failure{} of earlier runs in the same file", n, n == 1 ? "" : "s");
   } else if (n == recovered) {
@@ -365,8 +383,11 @@ std::string summary_of(const correlate::Diagnosis& d) {
   } else {
     summary = fmt::format("{} distinct failures diagnosed", n - past);
   }
-  if (recovered > rerun && n != recovered) {
-    summary += fmt::format(" (and {} the run recovered from)", recovered - rerun);
+  if (recovered > rerun + after_done && n != recovered) {
+    summary += fmt::format(" (and {} the run recovered from)", recovered - rerun - after_done);
+  }
+  if (after_done > 0 && n != recovered) {
+    summary += fmt::format(" (and {} printed after the run completed)", after_done);
   }
   if (rerun > 0 && n != recovered) {
     summary += fmt::format(" (and {} of earlier runs in the same file)", rerun);

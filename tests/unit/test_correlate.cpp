@@ -199,6 +199,39 @@ TEST_CASE("correlate: in a file several runs appended to, the last run's failure
   CHECK(cat.at(d3.incidents[0].signature).id == "t.first");
 }
 
+TEST_CASE("correlate: failures printed after the run said it completed do not initiate", "[correlate]") {
+  auto done = entry("t.done", "context", 5);
+  done["tags"] = {"run-completed"};
+  const auto cat = make_catalog({done, entry("t.exc", "cause", 60), entry("t.real", "cause", 60)});
+  auto bare = [&](const std::string& id, std::uint32_t source, std::uint64_t line) {
+    auto h = hit(cat, id, source, line, 0, 0, 0, 0, 0);
+    h.ctx.time = {};
+    return h;
+  };
+  // A failure before the completion line is the run's; one after it is the shutdown's.
+  const auto d = denpex::correlate::correlate({bare("t.real", 0, 5), bare("t.done", 0, 10), bare("t.exc", 0, 20)},
+                                              {SourceRef{"result.txt", {}}}, cat);
+  REQUIRE(d.incidents.size() == 2);
+  CHECK(cat.at(d.incidents[0].signature).id == "t.real");
+  CHECK(d.incidents[0].initiating);
+  REQUIRE(d.incidents[1].recovered);
+  CHECK(d.incidents[1].recovered->completed);
+  // Only in its own file, and not past a new run of that file.
+  const auto d2 = denpex::correlate::correlate({bare("t.done", 1, 10), bare("t.exc", 0, 20)},
+                                               {SourceRef{"a.txt", {}}, SourceRef{"b.txt", {}}}, cat);
+  REQUIRE(d2.incidents.size() == 1);
+  CHECK(d2.incidents[0].initiating);
+  denpex::correlate::ProgressMark again;
+  again.source = 0;
+  again.line_no = 15;
+  again.relaunch = true;
+  const auto d3 = denpex::correlate::correlate({bare("t.done", 0, 10), bare("t.exc", 0, 20)}, {SourceRef{"a.txt", {}}},
+                                               cat, {}, {again});
+  REQUIRE(d3.incidents.size() == 1);
+  CHECK(d3.incidents[0].initiating);
+  CHECK_FALSE(d3.incidents[0].recovered);
+}
+
 TEST_CASE("correlate: symptom-only timeouts name the rank that never reported", "[correlate]") {
   const auto cat = make_catalog({entry("t.timeout", "symptom", 20)});
   std::vector<Hit> hits;

@@ -142,7 +142,8 @@ struct Decision {
 struct ProgressRef {
   std::uint32_t source = 0;
   std::uint64_t line_no = 0;
-  bool relaunch = false; // a new run of the same file, not progress of this one
+  bool relaunch = false;  // a new run of the same file, not progress of this one
+  bool completed = false; // printed after the run said it had completed
 };
 
 struct Incident {
@@ -171,6 +172,11 @@ struct Incident {
   // root this is: "raise RuntimeError('worker exited unexpectedly') from e").
   std::vector<context::ChainedException> later;
   std::string caused_by;                   // the line itself names an earlier cause (an Xid number)
+  // A first report that heads a run with no cause (Rule::upstream_symptom):
+  // the last error-looking line no entry named, printed just above it in
+  // its own file (add_starting_points). A launcher's summary says a process
+  // failed; that line is often what the process said.
+  std::optional<Evidence> said_above;
   std::string inferred_xid;                // set when no line of the cause itself was seen: the Xid a report named
   bool inferred_from_tool = false;         // ... a monitoring tool's report (gpud, DCGM, NVSentinel), not a later Xid line
 };
@@ -228,6 +234,10 @@ struct ProgressMark {
   context::Timestamp time;
   std::string text;
   bool relaunch = false;
+  // Or, with `completed`, a line where the run said it had completed (an
+  // entry tagged run-completed: MLPerf's run_stop with status success):
+  // failures printed after it in the same file belong to the shutdown.
+  bool completed = false;
 };
 
 // Error-looking lines grouped by message template (numbers masked).
@@ -295,10 +305,15 @@ struct CorrelateOptions {
 Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const catalog::Catalog& catalog,
                     const CorrelateOptions& options = {}, const std::vector<ProgressMark>& progress = {});
 
-// When the diagnosis found no incident and no inference, groups the sampled
-// error-looking lines that no signature matched by template (numbers masked) and keeps the earliest
-// `max_groups`, so the reader still gets a starting point.
-void add_starting_points(Diagnosis& d, const std::vector<ErrorLine>& lines, const CorrelateOptions& options = {},
-                         std::size_t max_groups = 10);
+// When the diagnosis found no incident and no inference, or only a first
+// report (no cause), groups the sampled error-looking lines that no
+// signature matched by template (numbers masked) and keeps the earliest
+// `max_groups`, so the reader still gets a starting point. A first report
+// also gets the last such line just above it in its own file (`said_above`);
+// when the report is a generic launcher summary (the catalog says
+// `generic`), that line becomes its headline: it is what the failing
+// process said.
+void add_starting_points(Diagnosis& d, const std::vector<ErrorLine>& lines, const catalog::Catalog& catalog,
+                         const CorrelateOptions& options = {}, std::size_t max_groups = 10);
 
 } // namespace denpex::correlate
