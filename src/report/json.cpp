@@ -124,10 +124,7 @@ void print_json(std::ostream& out, const correlate::Diagnosis& d, const catalog:
     j["traceback"] = detail::traceback_json(d, inc);
     j["later"] = detail::later_json(d, inc);
     j["caused_by"] = inc.caused_by.empty() ? ordered_json(nullptr) : ordered_json("xid." + inc.caused_by);
-    j["said_above"] = inc.said_above ? ordered_json({{"file", safe(d.source_name(inc.said_above->source))},
-                                                     {"line", inc.said_above->line_no},
-                                                     {"text", safe(inc.said_above->text)}})
-                                     : ordered_json(nullptr);
+    j["said_above"] = detail::said_above_json(d, inc);
     j["root_cause"] = sig.root_cause;
     ordered_json fix;
     fix["summary"] = sig.fix.summary;

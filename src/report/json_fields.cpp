@@ -148,6 +148,15 @@ ordered_json later_json(const correlate::Diagnosis& d, const correlate::Incident
   return chained_json(d, inc, inc.later, false);
 }
 
+ordered_json said_above_json(const correlate::Diagnosis& d, const correlate::Incident& inc) {
+  if (!inc.said_above) {
+    return nullptr;
+  }
+  return ordered_json({{"file", safe(d.source_name(inc.said_above->source))},
+                       {"line", inc.said_above->line_no},
+                       {"text", safe(inc.said_above->text)}});
+}
+
 void put_incident_head(ordered_json& j, const correlate::Diagnosis& d, const catalog::Catalog& cat,
                        const correlate::Incident& inc) {
   const auto& sig = cat.at(inc.signature);

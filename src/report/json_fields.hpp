@@ -50,5 +50,7 @@ ordered_json signals_json(const correlate::Diagnosis& d, const catalog::Signatur
 ordered_json traceback_json(const correlate::Diagnosis& d, const correlate::Incident& inc);
 // The exceptions raised from the incident's own (a direct-cause chain whose root it is).
 ordered_json later_json(const correlate::Diagnosis& d, const correlate::Incident& inc);
+// A first report's `said_above` line (file, line, text), or null.
+ordered_json said_above_json(const correlate::Diagnosis& d, const correlate::Incident& inc);
 
 } // namespace denpex::report::detail

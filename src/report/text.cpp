@@ -246,39 +246,23 @@ void print_evidence(std::ostream& out, const correlate::Diagnosis& d, const cata
   }
 }
 
-void print_incident(std::ostream& out, const correlate::Diagnosis& d, const catalog::Catalog& cat, const Incident& inc,
-                    std::size_t number, const TextOptions& o, const Style& st) {
-  const auto& sig = cat.at(inc.signature);
+// The incident's heading: what it is in this run.
+std::string incident_heading(const Incident& inc, std::size_t number) {
   const bool symptom_head = inc.decision && inc.decision->rule == correlate::Rule::upstream_symptom;
-  const std::string head = symptom_head && inc.recovered && inc.recovered->completed
-                               ? "FIRST REPORT (after the run completed)"
-                           : symptom_head && inc.recovered && inc.recovered->relaunch
-                               ? "FIRST REPORT (an earlier run in the same file)"
-                           : symptom_head && inc.recovered ? "FIRST REPORT (training went on after it)"
-                           : symptom_head                 ? "FIRST REPORT OF THE FAILURE (no cause in these logs)"
-                           : inc.initiating ? "INITIATING FAILURE"
-                                            : fmt::format("INCIDENT {}", number);
-  const auto level = fmt::format("[{}]", catalog::to_string(sig.severity));
-  const bool id_fits = display_columns(head) + 2 + level.size() + 1 + sig.id.size() <= o.width;
-  out << st("1", head) << "  " << st(severity_color(sig.severity), level) << (id_fits ? " " : "\n  ") << sig.id << "\n";
-  out << st("1", wrap(util::escape_for_terminal(util::clip(incident_title(inc, cat), 300)), o.width, "  "));
-  if (!inc.headline.empty()) {
-    out << field("kind", sig.title, o.width);
+  if (symptom_head && inc.recovered) {
+    return inc.recovered->completed  ? "FIRST REPORT (after the run completed)"
+           : inc.recovered->relaunch ? "FIRST REPORT (an earlier run in the same file)"
+                                     : "FIRST REPORT (training went on after it)";
   }
-  print_where(out, d, cat, inc, o.width);
-  if (auto t = format_time(inc.first); !t.empty()) {
-    out << "  when     " << t << "\n";
+  if (symptom_head) {
+    return "FIRST REPORT OF THE FAILURE (no cause in these logs)";
   }
-  out << raw_field("line", util::escape_for_terminal(util::clip(util::trim(inc.first.text), 300)), o.width);
-  print_code_location(out, d, inc, o.width);
-  std::string seen = fmt::format("{} line{}", inc.count, inc.count == 1 ? "" : "s");
-  if (!inc.ranks.empty()) {
-    seen += fmt::format(", rank{} {}", inc.ranks.size() == 1 ? "" : "s", format_ranks(inc.ranks));
-  }
-  if (!inc.hosts.empty()) {
-    seen += fmt::format(", {} host{}", inc.hosts.size(), inc.hosts.size() == 1 ? "" : "s");
-  }
-  out << "  seen     " << seen << "\n";
+  return inc.initiating ? "INITIATING FAILURE" : fmt::format("INCIDENT {}", number);
+}
+
+// How it was decided, and what else the correlator knows about it.
+void print_decision_and_notes(std::ostream& out, const correlate::Diagnosis& d, const Incident& inc, bool symptom_head,
+                              const TextOptions& o) {
   if (inc.initiating) {
     out << field("decided",
                  fmt::format("{} (confidence: {})", correlate::describe(*inc.decision, d), correlate::to_string(inc.confidence)),
@@ -307,6 +291,35 @@ void print_incident(std::ostream& out, const correlate::Diagnosis& d, const cata
                                                        inc.said_above->line_no)),
                  o.width);
   }
+}
+
+void print_incident(std::ostream& out, const correlate::Diagnosis& d, const catalog::Catalog& cat, const Incident& inc,
+                    std::size_t number, const TextOptions& o, const Style& st) {
+  const auto& sig = cat.at(inc.signature);
+  const bool symptom_head = inc.decision && inc.decision->rule == correlate::Rule::upstream_symptom;
+  const std::string head = incident_heading(inc, number);
+  const auto level = fmt::format("[{}]", catalog::to_string(sig.severity));
+  const bool id_fits = display_columns(head) + 2 + level.size() + 1 + sig.id.size() <= o.width;
+  out << st("1", head) << "  " << st(severity_color(sig.severity), level) << (id_fits ? " " : "\n  ") << sig.id << "\n";
+  out << st("1", wrap(util::escape_for_terminal(util::clip(incident_title(inc, cat), 300)), o.width, "  "));
+  if (!inc.headline.empty()) {
+    out << field("kind", sig.title, o.width);
+  }
+  print_where(out, d, cat, inc, o.width);
+  if (auto t = format_time(inc.first); !t.empty()) {
+    out << "  when     " << t << "\n";
+  }
+  out << raw_field("line", util::escape_for_terminal(util::clip(util::trim(inc.first.text), 300)), o.width);
+  print_code_location(out, d, inc, o.width);
+  std::string seen = fmt::format("{} line{}", inc.count, inc.count == 1 ? "" : "s");
+  if (!inc.ranks.empty()) {
+    seen += fmt::format(", rank{} {}", inc.ranks.size() == 1 ? "" : "s", format_ranks(inc.ranks));
+  }
+  if (!inc.hosts.empty()) {
+    seen += fmt::format(", {} host{}", inc.hosts.size(), inc.hosts.size() == 1 ? "" : "s");
+  }
+  out << "  seen     " << seen << "\n";
+  print_decision_and_notes(out, d, inc, symptom_head, o);
   print_why_fix_verify(out, sig, o, st, [&] {
     for (const auto& [k, v] : sig.fix.env) {
       out << "    " << st("32", fmt::format("export {}={}", k, v)) << "\n";
