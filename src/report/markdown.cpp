@@ -213,6 +213,10 @@ void print_incident(std::ostream& out, const correlate::Diagnosis& d, const cata
     out << "The line says it was caused by an earlier Xid " << md_log(inc.caused_by) << ".\n\n";
   }
   fenced(out, "text", {util::escape_for_terminal(util::trim(inc.first.text))});
+  if (inc.said_above) {
+    out << "The last error line before it (" << md_log(location(d, *inc.said_above)) << "; no entry names it):\n\n";
+    fenced(out, "text", {util::escape_for_terminal(util::trim(inc.said_above->text))});
+  }
   out << "**Why.** " << md_text(sig.root_cause) << "\n\n";
   out << "**Fix.** " << md_text(sig.fix.summary) << "\n\n";
   for (std::size_t i = 0; i < sig.fix.steps.size(); ++i) {
