@@ -1,6 +1,7 @@
 // The look-back above an exception line (include/denpex/context/traceback.hpp).
 #include <denpex/context/context.hpp>
 #include <denpex/context/traceback.hpp>
+#include <denpex/util/strings.hpp>
 
 #include <algorithm>
 
@@ -21,7 +22,7 @@ constexpr std::string_view k_ignored[] = {"Exception ignored in", "Error in atex
 
 bool ignored_marker(std::string_view body) {
   return std::any_of(std::begin(k_ignored), std::end(k_ignored),
-                     [&](std::string_view m) { return body.substr(0, m.size()) == m; });
+                     [&](std::string_view m) { return util::starts_with(body, m); });
 }
 // A chained exception is at most this many lines above the link line (its
 // message may run over several lines).

@@ -221,8 +221,23 @@ Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const
   return d;
 }
 
+namespace {
+
 // How far above a first report its process's last error line may be.
 constexpr std::uint64_t k_said_above_lines = 40;
+
+// A sampled error line as evidence, with its wall time when it has one.
+Evidence evidence_of(const ErrorLine& l, std::optional<std::int64_t> time_us) {
+  Evidence e;
+  e.source = l.source;
+  e.line_no = l.line_no;
+  e.text = l.text;
+  e.ctx = l.ctx;
+  e.time_us = time_us;
+  return e;
+}
+
+} // namespace
 
 void add_starting_points(Diagnosis& d, const std::vector<ErrorLine>& lines, const catalog::Catalog& catalog,
                          const CorrelateOptions& options, std::size_t max_groups) {
@@ -248,32 +263,23 @@ void add_starting_points(Diagnosis& d, const std::vector<ErrorLine>& lines, cons
     if (matched.count({l.source, l.line_no}) != 0) {
       continue;
     }
-    if (head != nullptr && l.source == head->first.source && l.line_no < head->first.line_no &&
-        head->first.line_no - l.line_no <= k_said_above_lines &&
-        (!head->said_above || head->said_above->line_no < l.line_no)) {
-      Evidence e;
-      e.source = l.source;
-      e.line_no = l.line_no;
-      e.text = l.text;
-      e.ctx = l.ctx;
-      head->said_above = std::move(e);
-    }
-    // The template ignores launcher prefixes and stamps: numbers are masked.
-    auto key = util::message_template(util::trim(l.text));
-    auto it = index.find(key);
     std::optional<std::int64_t> t;
     if (l.ctx.time.kind == context::ClockKind::wall) {
       t = context::to_epoch_micros(l.ctx.time.wall, year);
     }
+    if (head != nullptr && l.source == head->first.source && l.line_no < head->first.line_no &&
+        head->first.line_no - l.line_no <= k_said_above_lines &&
+        (!head->said_above || head->said_above->line_no < l.line_no)) {
+      head->said_above = evidence_of(l, t);
+    }
+    // The template ignores launcher prefixes and stamps: numbers are masked.
+    auto key = util::message_template(util::trim(l.text));
+    auto it = index.find(key);
     if (it == index.end()) {
       it = index.emplace(key, groups.size()).first;
       StartingPoint sp;
       sp.template_text = std::move(key);
-      sp.first.source = l.source;
-      sp.first.line_no = l.line_no;
-      sp.first.text = l.text;
-      sp.first.ctx = l.ctx;
-      sp.first.time_us = t;
+      sp.first = evidence_of(l, t);
       groups.push_back(std::move(sp));
     }
     auto& g = groups[it->second];
@@ -283,11 +289,7 @@ void add_starting_points(Diagnosis& d, const std::vector<ErrorLine>& lines, cons
     }
     const bool earlier_time = t && g.first.time_us && *t < *g.first.time_us;
     if (earlier_time) {
-      g.first.source = l.source;
-      g.first.line_no = l.line_no;
-      g.first.text = l.text;
-      g.first.ctx = l.ctx;
-      g.first.time_us = t;
+      g.first = evidence_of(l, t);
     }
   }
   std::stable_sort(groups.begin(), groups.end(), [](const StartingPoint& a, const StartingPoint& b) {

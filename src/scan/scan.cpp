@@ -634,14 +634,13 @@ private:
 // Finds where a file that several runs appended to began again (LSF's -e
 // and nohup append; so does `>>`): the file's first three lines (module
 // loads, a banner, the arguments a script echoes) printed again, in order,
-// from the start of a later line. The last such place is kept; a cause
-// above it ended an earlier run, when the correlator finds failure evidence
-// below it (docs/correlator.md, "Episodes"); the last k_max_marks places
-// are kept for that. A line
-// with a stamp of its own never repeats exactly, so this reads the logs
-// without stamps, where line order is all there is. Costs one memmem of the
-// three-line block per chunk (tens of GB/s); a block split across two
-// chunks is not seen.
+// from the start of a later line. The last k_max_marks such places are
+// kept: the correlator takes the last one with failure evidence below it,
+// and a cause above that one ended an earlier run (docs/correlator.md,
+// "Episodes"). A line with a stamp of its own never repeats exactly, so
+// this reads the logs without stamps, where line order is all there is.
+// Costs one memmem of the three-line block per chunk (tens of GB/s); a block
+// split across two chunks is not seen.
 class RunStartTracker {
 public:
   static constexpr std::size_t k_max_marks = 64;
