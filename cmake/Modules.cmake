@@ -8,7 +8,7 @@ function(denpex_module name)
 endfunction()
 
 denpex_module(util SOURCES src/util/diagnostics.cpp src/util/strings.cpp src/util/files.cpp PUBLIC tl::expected)
-denpex_module(source SOURCES src/source/byte_stream.cpp src/source/follow.cpp src/source/line_reader.cpp src/source/input.cpp
+denpex_module(source SOURCES src/source/byte_stream.cpp src/source/chunk.cpp src/source/follow.cpp src/source/line_reader.cpp src/source/input.cpp
               PUBLIC denpex_util PRIVATE PkgConfig::LIBARCHIVE PkgConfig::ZLIB spdlog::spdlog)
 denpex_module(catalog SOURCES src/catalog/loader.cpp src/catalog/serialize.cpp PUBLIC denpex_util
               PRIVATE nlohmann_json::nlohmann_json PkgConfig::RE2 Threads::Threads)
@@ -23,7 +23,7 @@ denpex_module(context SOURCES src/context/context.cpp src/context/timestamp.cpp 
 denpex_module(correlate SOURCES src/correlate/correlate.cpp src/correlate/clocks.cpp src/correlate/identity.cpp src/correlate/fold.cpp src/correlate/episodes.cpp src/correlate/causality.cpp src/correlate/choose.cpp src/correlate/attach.cpp src/correlate/missing.cpp src/correlate/symptoms_only.cpp src/correlate/fallback.cpp src/correlate/describe.cpp PUBLIC denpex_catalog denpex_context PRIVATE fmt::fmt)
 denpex_module(scan SOURCES src/scan/scan.cpp
               PUBLIC denpex_source denpex_matcher denpex_context denpex_correlate PRIVATE Threads::Threads PkgConfig::RE2 nlohmann_json::nlohmann_json)
-denpex_module(report SOURCES src/report/json_fields.cpp src/report/redact.cpp src/report/common.cpp src/report/text.cpp src/report/json.cpp src/report/sarif.cpp
+denpex_module(report SOURCES src/report/verdict.cpp src/report/json_fields.cpp src/report/redact.cpp src/report/common.cpp src/report/text.cpp src/report/json.cpp src/report/sarif.cpp
               src/report/github.cpp src/report/markdown.cpp src/report/jsonl.cpp src/report/prometheus.cpp src/report/timeline.cpp src/report/html.cpp src/report/registry.cpp src/report/grep.cpp
               PUBLIC denpex_correlate PRIVATE fmt::fmt nlohmann_json::nlohmann_json PkgConfig::RE2)
 denpex_module(selftest SOURCES src/selftest/selftest.cpp PUBLIC denpex_matcher PRIVATE fmt::fmt)

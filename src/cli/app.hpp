@@ -63,6 +63,8 @@ struct DiagnoseArgs {
   std::string node;
   std::vector<std::string> outputs; // FORMAT=PATH
   bool no_timeline = false;
+  bool brief = false; // the verdict line alone
+  bool full = false;  // every row of long tables
 };
 
 struct GrepArgs {

@@ -20,6 +20,7 @@
 #include <denpex/correlate/correlate.hpp>
 #include <denpex/report/redact.hpp>
 #include <denpex/report/report.hpp>
+#include <denpex/report/verdict.hpp>
 #include <denpex/scan/scan.hpp>
 #include <denpex/source/follow.hpp>
 #include <denpex/source/input.hpp>
@@ -129,23 +130,23 @@ public:
     if (live.incidents.empty() || m_quiet) {
       return;
     }
-    const auto& inc = live.incidents.front();
-    const auto& sig = m_cat.at(inc.signature);
-    std::string line = fmt::format("denpex: [live] initiating failure: {} ({}) at {}", sig.id, sig.title,
-                                   util::escape_for_terminal(report::location(live, inc.first)));
-    if (inc.first.ctx.rank) {
-      line += fmt::format(" rank {}", inc.first.ctx.rank->value);
+    // The verdict the final report will open with, as it stands now.
+    const auto v = report::verdict(live, m_cat);
+    if (!v.failure) {
+      return;
     }
+    const auto& inc = live.incidents.front();
+    // "denpex: [live] rank 3 (...) nccl.nvls.cuda-700: ... · fix: ...".
+    std::string line = report::verdict_line(v);
+    line.insert(std::string_view("denpex: ").size(), "[live] ");
     if (line == m_last) {
       return;
     }
     m_last = line;
     // On stderr: stdout carries exactly one document, in its format.
-    std::cerr << line << "\n  fix: " << sig.fix.summary;
-    for (const auto& [k, v] : sig.fix.env) {
-      std::cerr << " (export " << k << "=" << v << ")";
-    }
-    std::cerr << "\n" << std::flush;
+    std::cerr << line << "\n  at " << util::escape_for_terminal(report::location(live, inc.first)) << "; fix: "
+              << m_cat.at(inc.signature).fix.summary << "\n"
+              << std::flush;
   }
 
 private:
@@ -256,6 +257,9 @@ Status run_diagnose(const CommonArgs& common, const DiagnoseArgs& args, Diagnost
     return tl::unexpected(outputs.error());
   }
   const auto paths = paths_or_stdin(args.paths);
+  if (args.brief && args.format != "text") {
+    return usage_error("--brief", "prints the verdict line as text; it takes no --format " + args.format);
+  }
   if (args.follow && paths.size() != 1) {
     return usage_error("--follow", fmt::format("reads one file or stdin, got {} paths", paths.size()));
   }
@@ -318,7 +322,15 @@ Status run_diagnose(const CommonArgs& common, const DiagnoseArgs& args, Diagnost
   report::TextOptions to;
   to.timeline = !args.no_timeline;
   to.width = text_width();
-  if (!common.quiet) {
+  to.full = args.full || common.verbose;
+  // Nothing could be read (every path missing or unreadable): the errors say
+  // so, one line each; a "nothing matched" report would read as a clean run.
+  const bool nothing_read = result.totals.sources == 0 && diags.has_errors();
+  if (args.brief && !common.quiet && !nothing_read) {
+    const auto v = report::verdict(diagnosis, *cat);
+    std::cout << (::isatty(STDOUT_FILENO) != 0 ? report::wrap_verdict(v, to.width) : report::verdict_line(v) + "\n");
+    std::cout.flush();
+  } else if (!common.quiet && !nothing_read) {
     report::TextOptions terminal = to;
     terminal.color = use_color(common.color, STDOUT_FILENO);
     format->print(std::cout, diagnosis, *cat, run, terminal);

@@ -69,6 +69,9 @@ CLI::App* add_diagnose(CLI::App& app, DiagnoseArgs& dargs, CommonArgs& common) {
   }
   diagnose->add_option("--format", dargs.format, format_help)->check(CLI::IsMember(format_names));
   diagnose->add_flag("--no-timeline", dargs.no_timeline, "text: leave out the timeline picture of the failure");
+  diagnose->add_flag("--brief", dargs.brief,
+                     "print the verdict line alone (what failed, who, the fix); the exit status is the same");
+  diagnose->add_flag("--full", dargs.full, "text: every row of long tables (the collateral), not the top ones");
   diagnose->add_option("--output", dargs.outputs,
                        "also write FORMAT to PATH, through a temporary file and a rename (repeatable), e.g. "
                        "--output sarif=denpex.sarif --output prometheus=/var/lib/node_exporter/denpex.prom")

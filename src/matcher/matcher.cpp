@@ -508,11 +508,9 @@ bool Matcher::confirm(const source::Chunk& chunk, const Candidates& found, Match
   });
 
   HitCaptures captures;
-  std::uint64_t line_no = chunk.first_line;
-  std::size_t counted_to = 0;
+  source::LineCounter lines(chunk);
   for (const Hit& h : hits) {
-    line_no += util::count_newlines(text.substr(counted_to, h.line_start - counted_to));
-    counted_to = h.line_start;
+    const std::uint64_t line_no = lines.at(h.line_start);
     const Pattern& pat = impl.patterns[h.pattern];
     captures.reset(pat, text, h);
     std::size_t line_end = h.line_end;

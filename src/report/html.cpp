@@ -3,6 +3,7 @@
 // from a log goes through html() (text and attribute values alike), so a log
 // line holding "<script>" or "</svg>" stays text. docs/output-formats.md.
 #include <denpex/report/formats.hpp>
+#include <denpex/report/verdict.hpp>
 #include <denpex/report/timeline.hpp>
 
 #include <algorithm>
@@ -65,6 +66,7 @@ pre { background: var(--card); border: 1px solid var(--line); padding: 10px; ove
 .muted { color: var(--muted); } .sev { font-weight: 600; text-transform: uppercase; font-size: 12px; }
 .sev-critical { color: var(--crit); } .sev-error { color: var(--err); } .sev-warning { color: var(--warn); } .sev-info { color: var(--muted); }
 .card { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: 14px 18px; margin: 12px 0; }
+.verdict { font-size: 1.05em; background: var(--card); border-left: 4px solid #c0392b; padding: 8px 12px; margin: 8px 0 16px; }
 table { border-collapse: collapse; width: 100%; } th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { color: var(--muted); font-weight: 600; font-size: 13px; }
 dl { display: grid; grid-template-columns: max-content 1fr; gap: 2px 14px; margin: 8px 0; } dt { color: var(--muted); } dd { margin: 0; }
@@ -249,6 +251,19 @@ void print_html(std::ostream& out, const correlate::Diagnosis& d, const catalog:
          "script-src 'unsafe-inline'; img-src data:\">\n"
       << "<title>denpex: " << html(util::clip(title, 200)) << "</title>\n<style>" << k_style << "</style>\n</head>\n<body>\n";
   out << "<h1>denpex: " << html(title) << "</h1>\n";
+  // The verdict first, as the text report opens with it (issue 32).
+  const auto v = verdict(d, cat);
+  out << "<p class=\"verdict\" id=\"verdict\">";
+  if (v.failure) {
+    out << (v.no_cause ? "No cause in these logs; first report: " : "") << "<strong>" << html(v.who)
+        << "</strong> <code>" << html(v.id) << "</code>: " << html(v.what);
+    for (std::size_t i = 0; i < v.fix.size(); ++i) {
+      out << (i == 0 ? " &middot; fix: " : "; ") << "<code>" << html(v.fix[i]) << "</code>";
+    }
+  } else {
+    out << html(v.status);
+  }
+  out << "</p>\n";
   out << fmt::format("<p class=\"muted\">denpex {} &middot; {} source{}, {} lines, {} matches</p>\n", html(run.version),
                      run.sources, run.sources == 1 ? "" : "s", run.lines, d.hits);
   if (auto tl = build_timeline(d)) {

@@ -1,4 +1,5 @@
 #include <denpex/report/report.hpp>
+#include <denpex/report/verdict.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -88,12 +89,29 @@ ordered_json identities_json(const correlate::Diagnosis& d) {
   return a;
 }
 
+// The verdict: the line the text report opens with, and its parts.
+ordered_json verdict_json(const correlate::Diagnosis& d, const catalog::Catalog& cat) {
+  const auto v = verdict(d, cat);
+  const auto or_null = [](const std::string& s) { return s.empty() ? ordered_json(nullptr) : ordered_json(safe(s)); };
+  ordered_json j;
+  j["line"] = safe(verdict_line(v, false));
+  j["failure"] = v.failure;
+  j["no_cause"] = v.no_cause;
+  j["who"] = or_null(v.who);
+  j["signature"] = or_null(v.id);
+  j["what"] = or_null(v.what);
+  j["fix"] = v.fix;
+  j["status"] = v.failure ? ordered_json(nullptr) : ordered_json(v.status);
+  return j;
+}
+
 } // namespace
 
 void print_json(std::ostream& out, const correlate::Diagnosis& d, const catalog::Catalog& cat, const RunInfo& run) {
   ordered_json root;
   root["schema_version"] = k_json_schema_version;
   root["tool"] = {{"name", "denpex"}, {"version", run.version}, {"catalog_size", cat.size()}};
+  root["verdict"] = verdict_json(d, cat);
   ordered_json summary;
   summary["failures"] = d.incidents.size();
   summary["initiating"] = d.initiating() != nullptr ? ordered_json(cat.at(d.initiating()->signature).id) : ordered_json(nullptr);

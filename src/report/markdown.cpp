@@ -6,6 +6,7 @@
 // other Markdown punctuation is backslash-escaped so a title cannot open a
 // link or an HTML tag. See docs/output-formats.md.
 #include <denpex/report/formats.hpp>
+#include <denpex/report/verdict.hpp>
 
 #include <algorithm>
 
@@ -308,6 +309,15 @@ void print_markdown(std::ostream& out, const correlate::Diagnosis& d, const cata
     const auto& first = d.incidents.front();
     const auto& sig = cat.at(first.signature);
     out << "## denpex: " << (first.headline.empty() ? md_text(sig.title) : md_log(first.headline)) << "\n\n";
+    // The verdict first, as the text report opens with it (issue 32).
+    if (const auto v = verdict(d, cat); v.failure) {
+      out << "**Verdict:** " << (v.no_cause ? "no cause in these logs; first report: " : "") << md_log(v.who) << " "
+          << markdown_code_span(v.id);
+      for (std::size_t i = 0; i < v.fix.size(); ++i) {
+        out << (i == 0 ? " · fix: " : "; ") << markdown_code_span(v.fix[i]);
+      }
+      out << "  \n";
+    }
     out << "**" << (first.initiating ? "Initiating failure" : "First failure") << ":** " << markdown_code_span(sig.id)
         << " (" << catalog::to_string(sig.severity) << ") at " << md_log(where_text(d, first.first));
     if (auto w = who(first.first, device_noun(sig)); !w.empty()) {

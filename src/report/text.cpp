@@ -7,6 +7,7 @@
 
 #include <denpex/correlate/describe.hpp>
 #include <denpex/report/timeline.hpp>
+#include <denpex/report/verdict.hpp>
 #include <denpex/util/strings.hpp>
 
 namespace denpex::report {
@@ -170,12 +171,11 @@ void print_traceback(std::ostream& out, const context::Traceback& tb, const Styl
   }
 }
 
-// Why, Fix (its exports in `exports`' form, numbered steps, commands) and
-// Verify: an incident's and `denpex explain`'s.
+// Fix: the summary, the env exports (in `exports`' form), numbered steps,
+// commands.
 template <typename Exports>
-void print_why_fix_verify(std::ostream& out, const catalog::Signature& sig, const TextOptions& o, const Style& st,
-                          Exports exports, bool blank_before = true) {
-  out << (blank_before ? "\n  " : "  ") << st("1", "Why") << "\n" << wrap(sig.root_cause, o.width, "    ");
+void print_fix_section(std::ostream& out, const catalog::Signature& sig, const TextOptions& o, const Style& st,
+                       Exports exports) {
   out << "\n  " << st("1", "Fix") << "\n" << wrap(sig.fix.summary, o.width, "    ");
   exports();
   for (std::size_t i = 0; i < sig.fix.steps.size(); ++i) {
@@ -184,10 +184,32 @@ void print_why_fix_verify(std::ostream& out, const catalog::Signature& sig, cons
   for (const auto& c : commands_after_exports(sig)) {
     out << "    $ " << c << "\n";
   }
+}
+
+// An incident's Fix: its exports as shell lines.
+void print_fix(std::ostream& out, const catalog::Signature& sig, const TextOptions& o, const Style& st) {
+  print_fix_section(out, sig, o, st, [&] {
+    for (const auto& [k, v] : sig.fix.env) {
+      out << "    " << st("32", fmt::format("export {}={}", k, v)) << "\n";
+    }
+  });
+}
+
+void print_why(std::ostream& out, const catalog::Signature& sig, const TextOptions& o, const Style& st,
+               bool blank_before = true) {
+  out << (blank_before ? "\n  " : "  ") << st("1", "Why") << "\n" << wrap(sig.root_cause, o.width, "    ");
+}
+
+void print_verify(std::ostream& out, const catalog::Signature& sig, const TextOptions& o, const Style& st) {
   out << "\n  " << st("1", "Verify") << "\n" << wrap(sig.verify.summary, o.width, "    ");
   for (const auto& c : sig.verify.commands) {
     out << "    $ " << c << "\n";
   }
+}
+
+void print_why_verify(std::ostream& out, const catalog::Signature& sig, const TextOptions& o, const Style& st) {
+  print_why(out, sig, o, st);
+  print_verify(out, sig, o, st);
 }
 
 // "where    FILE:LINE  rank 3  host node-017  GPU 3  pid 2339": who goes on
@@ -293,6 +315,35 @@ void print_decision_and_notes(std::ostream& out, const correlate::Diagnosis& d, 
   }
 }
 
+// The collateral table: its top rows, and how many more (--full: all).
+void print_collateral(std::ostream& out, const correlate::Diagnosis& d, const catalog::Catalog& cat, const Incident& inc,
+                      const TextOptions& o, const Style& st) {
+  std::uint64_t total = 0;
+  for (const auto& g : inc.collateral) {
+    total += g.count;
+  }
+  out << "\n" << st("1", wrap(fmt::format("Collateral ({} downstream report{} explained by this failure)", total,
+                                          total == 1 ? "" : "s"),
+                              o.width, "  "));
+  if (o.full || inc.collateral.size() <= TextOptions::k_collateral_rows) {
+    print_groups(out, d, cat, inc.collateral, "    ", o.width);
+    return;
+  }
+  const std::vector<Group> top(inc.collateral.begin(),
+                               inc.collateral.begin() + static_cast<std::ptrdiff_t>(TextOptions::k_collateral_rows));
+  print_groups(out, d, cat, top, "    ", o.width);
+  std::uint64_t rest = 0;
+  for (std::size_t i = TextOptions::k_collateral_rows; i < inc.collateral.size(); ++i) {
+    rest += inc.collateral[i].count;
+  }
+  const auto more = inc.collateral.size() - TextOptions::k_collateral_rows;
+  out << wrap(fmt::format("... and {} more signature{} ({} report{}): --full lists them", more, more == 1 ? "" : "s",
+                          rest, rest == 1 ? "" : "s"),
+              o.width, "    ");
+}
+
+// An incident, the answer first: what, where, the line, the fix; then how
+// it was decided, why, how to verify, and the evidence around it.
 void print_incident(std::ostream& out, const correlate::Diagnosis& d, const catalog::Catalog& cat, const Incident& inc,
                     std::size_t number, const TextOptions& o, const Style& st) {
   const auto& sig = cat.at(inc.signature);
@@ -311,6 +362,8 @@ void print_incident(std::ostream& out, const correlate::Diagnosis& d, const cata
   }
   out << raw_field("line", util::escape_for_terminal(util::clip(util::trim(inc.first.text), 300)), o.width);
   print_code_location(out, d, inc, o.width);
+  print_fix(out, sig, o, st);
+  out << "\n";
   std::string seen = fmt::format("{} line{}", inc.count, inc.count == 1 ? "" : "s");
   if (!inc.ranks.empty()) {
     seen += fmt::format(", rank{} {}", inc.ranks.size() == 1 ? "" : "s", format_ranks(inc.ranks));
@@ -320,11 +373,7 @@ void print_incident(std::ostream& out, const correlate::Diagnosis& d, const cata
   }
   out << "  seen     " << seen << "\n";
   print_decision_and_notes(out, d, inc, symptom_head, o);
-  print_why_fix_verify(out, sig, o, st, [&] {
-    for (const auto& [k, v] : sig.fix.env) {
-      out << "    " << st("32", fmt::format("export {}={}", k, v)) << "\n";
-    }
-  });
+  print_why_verify(out, sig, o, st);
   if (inc.traceback && !inc.traceback->frames.empty()) {
     print_traceback(out, *inc.traceback, st);
   }
@@ -346,81 +395,28 @@ void print_incident(std::ostream& out, const correlate::Diagnosis& d, const cata
     }
   }
   if (!inc.collateral.empty()) {
-    std::uint64_t total = 0;
-    for (const auto& g : inc.collateral) {
-      total += g.count;
-    }
-    out << "\n" << st("1", wrap(fmt::format("Collateral ({} downstream report{} explained by this failure)", total,
-                                            total == 1 ? "" : "s"),
-                                o.width, "  "));
-    print_groups(out, d, cat, inc.collateral, "    ", o.width);
+    print_collateral(out, d, cat, inc, o, st);
   }
   out << "\n";
 }
 
-// "1 failure diagnosed", "2 errors the run recovered from", ...
-std::string summary_of(const correlate::Diagnosis& d) {
-  const auto n = d.incidents.size();
-  const auto recovered = static_cast<std::size_t>(
-      std::count_if(d.incidents.begin(), d.incidents.end(), [](const Incident& i) { return i.recovered.has_value(); }));
-  // Of those, the ones an earlier run of an appended file ended.
-  const auto rerun = static_cast<std::size_t>(std::count_if(
-      d.incidents.begin(), d.incidents.end(), [](const Incident& i) { return i.recovered && i.recovered->relaunch; }));
-  // ... and the ones printed after the run said it had completed.
-  const auto after_done = static_cast<std::size_t>(std::count_if(
-      d.incidents.begin(), d.incidents.end(), [](const Incident& i) { return i.recovered && i.recovered->completed; }));
-  const auto earlier = static_cast<std::size_t>(std::count_if(
-      d.incidents.begin(), d.incidents.end(), [](const Incident& i) { return i.earlier_episode && !i.recovered; }));
-  const auto past = recovered + earlier;
-  std::string summary;
-  if (n == 0) {
-    summary = "no known failure signature found";
-  } else if (d.incidents[0].decision && d.incidents[0].decision->rule == correlate::Rule::upstream_symptom &&
-             d.incidents[0].recovered && d.incidents[0].recovered->completed) {
-    summary = "the run completed; only reports printed while it shut down follow";
-  } else if (d.incidents[0].decision && d.incidents[0].decision->rule == correlate::Rule::upstream_symptom &&
-             d.incidents[0].recovered) {
-    summary = "only downstream reports, and training went on after all of them";
-  } else if (d.incidents[0].decision && d.incidents[0].decision->rule == correlate::Rule::upstream_symptom) {
-    summary = "the run failed; only downstream reports of the failure are in these logs";
-  } else if (n - past == 1) {
-    summary = "1 failure diagnosed";
-  } else if (n == recovered && n == after_done) {
-    summary = fmt::format("the run completed; {} error{} printed while it shut down", n, n == 1 ? "" : "s");
-  } else if (n == recovered && n == rerun) {
-    summary = fmt::format("{} failure{} of earlier runs in the same file", n, n == 1 ? "" : "s");
-  } else if (n == recovered) {
-    summary = fmt::format("{} error{} the run recovered from", n, n == 1 ? "" : "s");
-  } else if (n == past) {
-    summary = fmt::format("{} failure{} in earlier episodes", n, n == 1 ? "" : "s");
-  } else {
-    summary = fmt::format("{} distinct failures diagnosed", n - past);
-  }
-  if (recovered > rerun + after_done && n != recovered) {
-    summary += fmt::format(" (and {} the run recovered from)", recovered - rerun - after_done);
-  }
-  if (after_done > 0 && n != recovered) {
-    summary += fmt::format(" (and {} printed after the run completed)", after_done);
-  }
-  if (rerun > 0 && n != recovered) {
-    summary += fmt::format(" (and {} of earlier runs in the same file)", rerun);
-  }
-  if (earlier > 0 && n != past) {
-    summary += fmt::format(" (and {} in an earlier failure episode)", earlier);
-  }
-  return summary;
-}
-
-// The first line: the summary and the counts, wrapped when they do not fit.
-void print_header(std::ostream& out, const correlate::Diagnosis& d, const RunInfo& run, const TextOptions& o,
-                  const Style& st) {
-  const auto summary = summary_of(d);
+// The first lines: the verdict (what failed, who, the fix), then the
+// summary and the counts, wrapped when they do not fit. Without a failure
+// the summary is the verdict.
+void print_header(std::ostream& out, const correlate::Diagnosis& d, const catalog::Catalog& cat, const RunInfo& run,
+                  const TextOptions& o, const Style& st) {
+  const auto v = verdict(d, cat);
   const std::string merged = run.findings_files == 0
                                  ? std::string()
                                  : fmt::format(", merged from {} findings file{}", run.findings_files,
                                                run.findings_files == 1 ? "" : "s");
   const auto counts = fmt::format("({} source{}, {} lines, {} match{}{})", run.sources, run.sources == 1 ? "" : "s",
                                   run.lines, d.hits, d.hits == 1 ? "" : "es", merged);
+  if (v.failure) {
+    out << st("1", wrap_verdict(v, o.width)) << wrap(summary_of(d) + " " + counts, o.width, "  ", "  ") << "\n";
+    return;
+  }
+  const auto summary = summary_of(d);
   if (display_columns("denpex: " + summary) + 1 + display_columns(counts) <= o.width) {
     out << st("1", "denpex: " + summary) << " " << counts << "\n\n";
   } else {
@@ -498,14 +494,22 @@ void print_text(std::ostream& out, const correlate::Diagnosis& d, const catalog:
                 const TextOptions& o) {
   const Style st{o.color};
   const auto n = d.incidents.size();
-  print_header(out, d, run, o, st);
-  if (o.timeline) {
+  print_header(out, d, cat, run, o, st);
+  // The first incident comes first, whole: on an 80x24 terminal its cause,
+  // who, decisive line and fix are on the first screen (issue 32). The
+  // timeline pictures the failure after it.
+  for (std::size_t i = 0; i < n; ++i) {
+    print_incident(out, d, cat, d.incidents[i], i + 1, o, st);
+    if (i == 0 && o.timeline) {
+      if (const auto tl = build_timeline(d)) {
+        print_text_timeline(out, *tl, d, cat, o.width);
+      }
+    }
+  }
+  if (n == 0 && o.timeline) {
     if (const auto tl = build_timeline(d)) {
       print_text_timeline(out, *tl, d, cat, o.width);
     }
-  }
-  for (std::size_t i = 0; i < n; ++i) {
-    print_incident(out, d, cat, d.incidents[i], i + 1, o, st);
   }
   if (d.inference) {
     print_inference(out, *d.inference, o, st);
@@ -535,7 +539,8 @@ void print_entry(std::ostream& out, const catalog::Signature& sig, const catalog
   out << st("1", sig.id) << "  " << st(severity_color(sig.severity), fmt::format("[{}]", catalog::to_string(sig.severity)))
       << fmt::format(" {} / {} / priority {}\n", sig.area, catalog::to_string(sig.role), sig.priority);
   out << "  " << st("1", sig.title) << "\n\n";
-  print_why_fix_verify(out, sig, o, st, [&] {
+  print_why(out, sig, o, st, false);
+  print_fix_section(out, sig, o, st, [&] {
     if (!sig.fix.env.empty()) {
       out << "    shell:      ";
       for (const auto& [k, v] : sig.fix.env) {
@@ -555,7 +560,8 @@ void print_entry(std::ostream& out, const catalog::Signature& sig, const catalog
       }
       out << "\n";
     }
-  }, false);
+  });
+  print_verify(out, sig, o, st);
   if (!sig.prevention.empty()) {
     out << "\n  " << st("1", "Prevention") << "\n" << wrap(sig.prevention, o.width, "    ");
   }

@@ -83,7 +83,7 @@ public:
       return 0;
     }
     std::size_t taken = 0;
-    std::uint64_t line_no = chunk.first_line;
+    source::LineCounter lines(chunk);
     std::size_t pos = 0;
     while (pos < text.size() && taken < budget) {
       auto end = text.find('\n', pos);
@@ -97,14 +97,13 @@ public:
       if (m_set->Match(re2::StringPiece(line.data(), line.size()), nullptr)) {
         correlate::ErrorLine el;
         el.source = source;
-        el.line_no = line_no;
+        el.line_no = lines.at(pos);
         el.text = std::string(util::clip(line, max_copy));
         el.ctx = ctx.context_for(text, pos, line);
         out.push_back(std::move(el));
         ++taken;
       }
       pos = end + 1;
-      ++line_no;
     }
     return taken;
   }
@@ -616,7 +615,7 @@ public:
       if (m_set->Match(piece, nullptr) && !RE2::PartialMatch(piece, *m_nonfinite)) {
         correlate::ProgressMark m;
         m.source = source;
-        m.line_no = chunk.first_line + static_cast<std::uint64_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(line_start), '\n'));
+        m.line_no = chunk.line_at(line_start);
         m.time = ctx.context_for(text, line_start, line).time;
         m.text = std::string(util::clip(line, 512));
         mark = std::move(m);
@@ -666,7 +665,7 @@ public:
       if (starts_line && ends_line) {
         correlate::ProgressMark m;
         m.source = source;
-        m.line_no = chunk.first_line + util::count_newlines(text.substr(0, at));
+        m.line_no = chunk.line_at(at);
         m.text = std::string(util::clip(text.substr(at, text.find('\n', at) - at), 512));
         m.relaunch = true;
         if (marks.size() == k_max_marks) {
@@ -907,6 +906,7 @@ struct PendingChunk {
   std::string text;
   std::uint64_t first_line = 0;
   std::uint64_t offset = 0;
+  std::vector<std::uint32_t> soft_breaks;
   matcher::Candidates candidates;
 };
 
@@ -972,6 +972,7 @@ void scan_double_buffered(source::LineReader& reader, std::optional<source::Chun
         batch[n].text.assign((*chunk)->text);
         batch[n].first_line = (*chunk)->first_line;
         batch[n].offset = (*chunk)->offset;
+        batch[n].soft_breaks.assign((*chunk)->soft_breaks.begin(), (*chunk)->soft_breaks.end());
         ++n;
       }
     }
@@ -992,7 +993,7 @@ void scan_double_buffered(source::LineReader& reader, std::optional<source::Chun
       th.join();
     }
     for (std::size_t k = 0; k < n; ++k) {
-      finish_chunk(source::Chunk{cur[k].text, cur[k].first_line, cur[k].offset}, cur[k].candidates);
+      finish_chunk(source::Chunk{cur[k].text, cur[k].first_line, cur[k].offset, cur[k].soft_breaks}, cur[k].candidates);
     }
     std::swap(cur, nxt);
     n = next_n;

@@ -12,29 +12,45 @@ const char* find_last_newline(const char* p, std::size_t n) {
   return static_cast<const char*>(::memrchr(p, '\n', n));
 }
 
-// Runs on bytes as they arrive ([from, to) of the buffer, so that line
-// boundaries are right before any newline is searched for): NUL -> '\n', and
-// a lone CR (not followed by '\n') -> '\n'. A CR that is the last byte read
-// so far is decided when the next byte arrives (or at EOF); `from` may point
-// one byte back at it.
-void convert_new_bytes(char* buf, std::size_t from, std::size_t to, bool eof, std::uint64_t& nuls) {
-  char* end = buf + to;
-  for (char* q = buf + from; (q = static_cast<char*>(std::memchr(q, '\0', static_cast<std::size_t>(end - q)))) != nullptr;
+// Every position of byte `c` in [p, p + len), appended to `out`.
+void positions_of(const char* p, std::size_t len, char c, std::vector<std::uint32_t>& out) {
+  const char* end = p + len;
+  for (const char* q = p; (q = static_cast<const char*>(std::memchr(q, c, static_cast<std::size_t>(end - q)))) != nullptr;
        ++q) {
-    *q = '\n';
-    ++nuls;
+    out.push_back(static_cast<std::uint32_t>(q - p));
   }
-  const std::size_t start = from > 0 && buf[from - 1] == '\r' ? from - 1 : from;
-  for (char* q = buf + start; (q = static_cast<char*>(std::memchr(q, '\r', static_cast<std::size_t>(end - q)))) != nullptr;
-       ++q) {
-    if (q + 1 < end) {
-      if (q[1] != '\n') {
-        *q = '\n';
-      }
-    } else if (eof) {
-      *q = '\n';
-    }
+}
+
+// Turns every NUL and every CR left after drop_crlf_cr (a lone one: a
+// progress bar redrawn in place) in [p, p + len) into a soft break: '\n' for
+// matching, recorded in `soft` (ascending) so that it is not counted as a
+// line of the file.
+void make_soft_breaks(char* p, std::size_t len, std::vector<std::uint32_t>& soft, std::uint64_t& nuls) {
+  soft.clear();
+  positions_of(p, len, '\0', soft);
+  nuls += soft.size();
+  const auto nul_count = static_cast<std::ptrdiff_t>(soft.size());
+  positions_of(p, len, '\r', soft);
+  std::inplace_merge(soft.begin(), soft.begin() + nul_count, soft.end());
+  for (const auto at : soft) {
+    p[at] = '\n';
   }
+}
+
+// Where a line longer than `max` may be cut without cutting a line of the
+// input: just after the last soft break (a NUL or a lone CR) within its first
+// `max` bytes, or 0 when there is none. `avail` bytes are there, none '\n'.
+std::size_t soft_cut(const char* p, std::size_t avail, std::size_t max) {
+  std::size_t cut = 0;
+  if (const void* nul = ::memrchr(p, '\0', max)) {
+    cut = static_cast<std::size_t>(static_cast<const char*>(nul) - p) + 1;
+  }
+  // A CR as the last byte available may begin a CRLF: not a soft break yet.
+  const std::size_t cr_room = std::min(max, avail - 1);
+  if (const void* cr = ::memrchr(p, '\r', cr_room)) {
+    cut = std::max(cut, static_cast<std::size_t>(static_cast<const char*>(cr) - p) + 1);
+  }
+  return cut;
 }
 
 // Drops the CR of every CRLF in `len` bytes at `p` (the bytes after it move
@@ -67,9 +83,12 @@ LineReader::LineReader(ByteStream& stream, std::string name, ReaderOptions optio
 Chunk LineReader::emit(std::size_t len) {
   char* p = m_buf.data() + m_begin;
   const std::size_t text_len = drop_crlf_cr(p, len);
-  const auto newlines = util::count_newlines(std::string_view(p, text_len));
-  Chunk chunk{std::string_view(p, text_len), m_line, m_offset};
+  make_soft_breaks(p, text_len, m_soft, m_stats.nul_bytes);
+  const auto newlines = util::count_newlines(std::string_view(p, text_len)) - m_soft.size();
+  Chunk chunk{std::string_view(p, text_len), m_line, m_offset, m_soft};
   m_line += newlines;
+  // Whether the last line emitted still lacks its '\n' (cut, or soft-broken).
+  m_line_open = text_len > 0 && (p[text_len - 1] != '\n' || (!m_soft.empty() && m_soft.back() + 1 == text_len));
   m_stats.lines += newlines;
   m_offset += len;
   m_begin += len;
@@ -86,13 +105,15 @@ Expected<std::optional<Chunk>> LineReader::next() {
         return emit(static_cast<std::size_t>(nl - (m_buf.data() + m_begin)) + 1);
       }
       if (m_eof) {
-        auto chunk = emit(avail);
-        if (!chunk.text.empty() && chunk.text.back() != '\n') {
-          ++m_stats.lines; // the final, unterminated line
-        }
-        return chunk;
+        return emit(avail);
       }
       if (avail >= m_options.max_line) {
+        if (const auto cut = soft_cut(m_buf.data() + m_begin, avail, m_options.max_line); cut > 0) {
+          // A long run of progress-bar redraws (or NULs): cut after the last
+          // soft break, which ends a line for matching; nothing was cut.
+          m_in_long_line = false;
+          return emit(cut);
+        }
         if (!m_in_long_line) {
           ++m_stats.long_lines_cut;
           m_in_long_line = true;
@@ -104,6 +125,10 @@ Expected<std::optional<Chunk>> LineReader::next() {
         return emit(cut);
       }
     } else if (m_eof) {
+      if (m_line_open) {
+        ++m_stats.lines; // the final, unterminated line
+        m_line_open = false;
+      }
       if (m_error) {
         auto e = std::move(*m_error);
         m_error.reset();
@@ -128,7 +153,6 @@ Expected<std::optional<Chunk>> LineReader::next() {
                             " bytes (the decompressed size limit); the rest was not read",
                         "raise it with --max-input-size"};
         m_eof = true;
-        convert_new_bytes(m_buf.data(), m_end, m_end, true, m_stats.nul_bytes);
         continue;
       }
       room = std::min<std::size_t>(room, static_cast<std::size_t>(left));
@@ -138,15 +162,12 @@ Expected<std::optional<Chunk>> LineReader::next() {
       m_stats.truncated = true;
       m_error = std::move(got.error());
       m_eof = true;
-      convert_new_bytes(m_buf.data(), m_end, m_end, true, m_stats.nul_bytes);
       continue;
     }
     if (*got == 0) {
       m_eof = true;
-      convert_new_bytes(m_buf.data(), m_end, m_end, true, m_stats.nul_bytes); // a trailing lone CR
       continue;
     }
-    convert_new_bytes(m_buf.data(), m_end, m_end + *got, false, m_stats.nul_bytes);
     m_end += *got;
     m_stats.bytes += *got;
   }

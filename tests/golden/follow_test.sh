@@ -16,10 +16,10 @@ exec 3>> "$log"                         # the writer keeps the file open, as a l
 pid=$!
 head -n 45 "$sample" >&3                # the cause is on line 41
 for _ in $(seq 200); do
-  grep -q '^denpex: \[live\] initiating failure: nccl.nvls.cuda-700' "$dir/err" && break
+  grep -q '^denpex: \[live\] rank 3 (node-017, GPU 3) nccl.nvls.cuda-700: .* · fix: export NCCL_NVLS_ENABLE=0' "$dir/err" && break
   sleep 0.1
 done
-if ! grep -q '^denpex: \[live\] initiating failure: nccl.nvls.cuda-700' "$dir/err"; then
+if ! grep -q '^denpex: \[live\] rank 3 (node-017, GPU 3) nccl.nvls.cuda-700: .* · fix: export NCCL_NVLS_ENABLE=0' "$dir/err"; then
   echo "no live update within 20 s of the cause being written"; cat "$dir/out" "$dir/err"; kill $pid; exit 1
 fi
 tail -n +46 "$sample" >&3               # the rest: timeouts, ChildFailedError

@@ -2,8 +2,8 @@
 //
 // The reader's contract (include/denpex/source/line_reader.hpp): chunks end on
 // '\n' except the last unterminated line and pieces of over-long lines; NUL and
-// lone CR become '\n', CRLF is left alone; data read before a stream error is
-// returned before the error.
+// lone CR become soft breaks ('\n' that are not lines of the file), CRLF
+// becomes LF; data read before a stream error is returned before the error.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -249,13 +249,15 @@ TEST_CASE("source::LineReader: byte transformations", "[source]") {
   using namespace std::string_literals;
   // The progress bar line is real tqdm output redrawn with CR.
   auto c = GENERATE(values<Case>({
-      {"NUL becomes newline", "abc\0def\n"s, "abc\ndef\n"s, 1, 2},
+      // Soft breaks separate lines for matching but are not lines of the
+      // file: the line count is the input's own newlines (issue 32).
+      {"NUL becomes a soft break", "abc\0def\n"s, "abc\ndef\n"s, 1, 1},
 
-      {"lone CR becomes newline", " 10%|#         | 1/10\r 20%|##        | 2/10\n"s,
-       " 10%|#         | 1/10\n 20%|##        | 2/10\n"s, 0, 2},
+      {"lone CR becomes a soft break", " 10%|#         | 1/10\r 20%|##        | 2/10\n"s,
+       " 10%|#         | 1/10\n 20%|##        | 2/10\n"s, 0, 1},
       {"CRLF becomes LF", "a\r\nb\r\n"s, "a\nb\n"s, 0, 2},
-      // NULs are converted first, so "\r\0" reads as CRLF.
-      {"CR then NUL", "x\r\0y\n"s, "x\ny\n"s, 1, 2},
+      // "\r\0" is no CRLF: both are soft breaks.
+      {"CR then NUL", "x\r\0y\n"s, "x\n\ny\n"s, 1, 1},
   }));
   DYNAMIC_SECTION(c.name) {
     MemoryStream in(c.input);
@@ -338,8 +340,8 @@ TEST_CASE("source::LineReader: stats.lines for input ending in NUL or CR", "[sou
   };
   using namespace std::string_literals;
   auto c = GENERATE(values<Case>({
-      {"only NULs", "\0\0\0\0"s, "\n\n\n\n"s, 4, 4},
-      {"crash-truncated log ends in zero blocks", "last line\n\0\0\0"s, "last line\n\n\n\n"s, 3, 4},
+      {"only NULs", "\0\0\0\0"s, "\n\n\n\n"s, 4, 1},
+      {"crash-truncated log ends in zero blocks", "last line\n\0\0\0"s, "last line\n\n\n\n"s, 3, 2},
       {"CR at end of input", "tail\r"s, "tail\n"s, 0, 1},
   }));
   DYNAMIC_SECTION(c.name) {
@@ -394,4 +396,63 @@ TEST_CASE("source::LineReader: CRLF straddling a long-line cut", "[source]") {
   CHECK(reader.stats().lines == 2);
   REQUIRE_FALSE(c.first.empty());
   CHECK(c.first.back() == 2); // "next" is line 2
+}
+
+// See: #32. A progress bar redrawn with CR, and NULs, are one line of the
+// file: every piece between soft breaks is numbered with the line of the
+// input it sits on, at every buffer size, through Chunk::line_at and
+// LineCounter alike.
+TEST_CASE("source::LineReader: soft breaks keep the input's line numbers at every buffer size", "[source]") {
+  using namespace std::string_literals;
+  std::string input = "header\n"s;
+  std::vector<std::uint64_t> expected; // the input line of every piece, in order
+  expected.push_back(1);
+  for (int i = 0; i < 300; ++i) {
+    input += "\r " + std::to_string(i) + "%|###       | " + std::to_string(i) + "/300 [00:01<00:09]";
+    expected.push_back(2); // "" before the first CR, then every redraw
+  }
+  expected.push_back(2);
+  input += "\nRuntimeError: boom\n"s + "x\0\0y\r\nlast"s;
+  expected.push_back(3);
+  expected.push_back(4);
+  expected.push_back(4);
+  expected.push_back(4);
+  expected.push_back(5);
+  for (std::size_t buffer : {64u, 100u, 257u, 4096u, 1u << 20}) {
+    DYNAMIC_SECTION("buffer " << buffer) {
+      MemoryStream in(input);
+      ReaderOptions opts;
+      opts.buffer_size = buffer;
+      opts.max_line = buffer / 2;
+      LineReader reader(in, "mem", opts);
+      std::vector<std::uint64_t> got_at;
+      std::vector<std::uint64_t> got_counter;
+      bool continues = false; // the previous chunk ended inside a piece
+      for (;;) {
+        auto r = reader.next();
+        REQUIRE(r);
+        if (!*r) {
+          break;
+        }
+        const Chunk& c = **r;
+        denpex::source::LineCounter lines(c);
+        for (std::size_t pos = 0; pos < c.text.size();) {
+          auto nl = c.text.find('\n', pos);
+          nl = nl == std::string_view::npos ? c.text.size() : nl;
+          if (!continues || pos > 0) {
+            got_at.push_back(c.line_at(pos));
+            got_counter.push_back(lines.at(pos));
+          }
+          pos = nl + 1;
+        }
+        continues = !c.text.empty() && c.text.back() != '\n';
+      }
+      CHECK(got_at == expected);
+      CHECK(got_counter == expected);
+      CHECK(reader.stats().lines == 5);
+      if (buffer >= 257) { // a redraw (about 40 bytes) is itself over-long in smaller buffers
+        CHECK(reader.stats().long_lines_cut == 0);
+      }
+    }
+  }
 }

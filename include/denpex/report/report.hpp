@@ -37,6 +37,8 @@ struct TextOptions {
   bool color = false;
   std::size_t width = 100;
   bool timeline = true; // the terminal episode as a picture, when two timed lanes are involved
+  bool full = false;    // every row of long tables (--full, -v); else the top rows and how many more
+  static constexpr std::size_t k_collateral_rows = 6;
 };
 
 inline constexpr int k_json_schema_version = 1;

@@ -19,11 +19,14 @@ struct ReaderOptions {
 };
 
 // Streams chunks out of `stream`. Memory is bounded by buffer_size whatever
-// the input. Transformations, applied in place: NUL -> '\n' (a crash-truncated
-// log ends in zero blocks; ripgrep's "convert", never "quit"), a lone '\r'
-// (not followed by '\n') -> '\n' so progress bars redrawn with CR become lines,
-// and CRLF -> LF (so `$` in a pattern means the end of the line's text).
-// Chunk::offset counts the bytes as read, before these changes.
+// the input. Transformations, applied in place: CRLF -> LF (so `$` in a
+// pattern means the end of the line's text), and a NUL (a crash-truncated log
+// ends in zero blocks; ripgrep's "convert", never "quit") or a lone '\r' (a
+// progress bar redrawn in place) -> a soft break: '\n' for matching, listed
+// in Chunk::soft_breaks and never counted as a line (chunk.hpp). A chunk ends
+// after a real '\n', after a soft break when a line runs past max_line, or
+// inside a line that has neither. Chunk::offset counts the bytes as read,
+// before these changes.
 class LineReader {
 public:
   LineReader(ByteStream& stream, std::string name, ReaderOptions options = {});
@@ -48,6 +51,8 @@ private:
   std::uint64_t m_offset = 0;
   bool m_eof = false;
   bool m_in_long_line = false;
+  bool m_line_open = false;          // the last chunk ended inside a line of the input
+  std::vector<std::uint32_t> m_soft; // the last chunk's soft breaks
   std::optional<Error> m_error;
   SourceStats m_stats;
 };
