@@ -74,8 +74,60 @@ std::size_t mpirun_stamp(std::string_view line) {
   return 0;
 }
 
-// A bracketed tag: [rank3]: / [default3]: / [1,3]<stderr>: / a bare "[80746] "
-// / [stderr]. Returns the bytes it takes, or nullopt.
+// SGLang's "[2025-02-21 22:59:28 TP0] " (also "DP0 TP3", "PP0 TP3", "TP6
+// EP6"): the stamp and the parallel ranks of the process. The tensor-parallel
+// rank is the process's rank when no other dimension is named, or every
+// other one is 0 (the first replica): with DP1 the global rank would need
+// the TP size, which the line does not say.
+std::optional<std::size_t> sglang_prefix(std::string_view rest, LineContext& ctx) {
+  if (rest.size() < 24 || !is_digit(rest[1]) || rest[5] != '-' || rest[11] != ' ' || rest[14] != ':') {
+    return std::nullopt;
+  }
+  const auto close = rest.find(']');
+  if (close == std::string_view::npos || close > 64) {
+    return std::nullopt;
+  }
+  std::optional<int> tp;
+  bool other_nonzero = false;
+  bool any = false;
+  for (std::size_t at = 20; at < close;) {
+    while (at < close && rest[at] == ' ') {
+      ++at;
+    }
+    std::size_t j = at;
+    while (j < close && rest[j] >= 'A' && rest[j] <= 'Z') {
+      ++j;
+    }
+    const auto dim = rest.substr(at, j - at);
+    auto n = read_int(rest, j, 4);
+    if (!n || (j < close && rest[j] != ' ') || (dim != "TP" && dim != "DP" && dim != "PP" && dim != "EP" && dim != "CP")) {
+      if (at < close && !is_digit(rest[at]) && rest[at] != ':' && rest[at] != '.') {
+        return std::nullopt; // not a parallel-rank tag: some other bracketed stamp
+      }
+      at = rest.find(' ', at);
+      at = at == std::string_view::npos || at > close ? close : at;
+      continue;
+    }
+    any = true;
+    if (dim == "TP") {
+      tp = *n;
+    } else if (dim != "EP" && *n != 0) {
+      other_nonzero = true; // EP ranks follow the TP ranks; DP/PP/CP replicas do not
+    }
+    at = j;
+  }
+  if (!any) {
+    return std::nullopt;
+  }
+  if (tp && !other_nonzero) {
+    ctx.rank = Field<int>{*tp, Origin::prefix};
+  }
+  return close + 1;
+}
+
+// A bracketed tag: [rank3]: / [default3]: / [1,3]<stderr>: / Horovod's
+// [3]<stderr>: / Lightning's "[rank: 3] " / a bare "[80746] " / [stderr].
+// Returns the bytes it takes, or nullopt.
 std::optional<std::size_t> bracket_prefix(std::string_view rest, LineContext& ctx) {
   std::size_t i = 1;
   while (i < rest.size() && is_alpha(rest[i])) {
@@ -87,6 +139,15 @@ std::optional<std::size_t> bracket_prefix(std::string_view rest, LineContext& ct
     auto n = read_int(rest, j);
     if (n && j + 1 < rest.size() && rest[j] == ']' && rest[j + 1] == ':') {
       (word == "rank" ? ctx.rank : ctx.local_rank) = Field<int>{*n, Origin::prefix};
+      return j + 2;
+    }
+  }
+  // Lightning's rank_prefixed_message: "[rank: 1] Global seed set to 1".
+  if (word == "rank" && rest.substr(i, 2) == ": ") {
+    std::size_t j = i + 2;
+    auto n = read_int(rest, j);
+    if (n && j + 1 < rest.size() && rest[j] == ']' && rest[j + 1] == ' ') {
+      ctx.rank = Field<int>{*n, Origin::prefix};
       return j + 2;
     }
   }
@@ -104,6 +165,14 @@ std::optional<std::size_t> bracket_prefix(std::string_view rest, LineContext& ct
         }
       }
     }
+    // horovodrun's Gloo tag: "[3]<stderr>:" (the global rank).
+    if (job && (rest.substr(j, 10) == "]<stderr>:" || rest.substr(j, 10) == "]<stdout>:")) {
+      ctx.rank = Field<int>{*job, Origin::prefix};
+      return j + 10;
+    }
+    if (auto taken = sglang_prefix(rest, ctx)) {
+      return taken;
+    }
     // A bare numeric tag ("[80746] ", a pasted line number): no meaning, skip it.
     j = 1;
     if (read_int(rest, j, 9) && j + 1 < rest.size() && rest[j] == ']' && rest[j + 1] == ' ' &&
@@ -117,7 +186,9 @@ std::optional<std::size_t> bracket_prefix(std::string_view rest, LineContext& ct
   return std::nullopt;
 }
 
-// Ray: "(RayWorkerVllm pid=7046) ".
+// Ray: "(RayWorkerVllm pid=7046) ", "(RayWorkerWrapper pid=92234, ip=...)";
+// vLLM's multiprocessing workers: "(VllmWorker rank=3 pid=1090) " (the
+// worker's rank in the engine: its global rank).
 std::optional<std::size_t> ray_prefix(std::string_view rest, LineContext& ctx) {
   const auto close = rest.find(") ");
   const auto pid_at = rest.find("pid=");
@@ -127,6 +198,14 @@ std::optional<std::size_t> ray_prefix(std::string_view rest, LineContext& ctx) {
   std::size_t j = pid_at + 4;
   if (auto p = read_int(rest, j, 9)) {
     ctx.pid = Field<std::int64_t>{*p, Origin::prefix};
+  }
+  auto rank_at = rest.find(" rank=");
+  rank_at = rank_at == std::string_view::npos ? rest.find("[rank=") : rank_at; // "(MegatronPolicyWorker[rank=9] pid=..)"
+  if (rank_at != std::string_view::npos && rank_at < close) {
+    std::size_t k = rank_at + 6;
+    if (auto r = read_int(rest, k, 6); r && (rest[k] == ' ' || rest[k] == ')' || rest[k] == ',' || rest[k] == ']')) {
+      ctx.rank = Field<int>{*r, Origin::prefix};
+    }
   }
   return close + 2;
 }
@@ -168,6 +247,7 @@ std::optional<std::size_t> host_prefix(std::string_view rest, LineContext& ctx) 
 // they say. Returns the position after the last one (and the spaces after it).
 std::size_t strip_prefixes(std::string_view line, LineContext& ctx) {
   std::size_t pos = mpirun_stamp(line);
+  bool srun_rank = false; // the rank came from srun -l's task number
   for (int round = 0; round < 6 && pos < line.size(); ++round) {
     while (pos < line.size() && line[pos] == ' ') {
       ++pos;
@@ -182,7 +262,9 @@ std::size_t strip_prefixes(std::string_view line, LineContext& ctx) {
     } else if (rest[0] == '(') {
       taken = ray_prefix(rest, ctx);
     } else {
+      const bool had_rank = ctx.rank.has_value();
       taken = is_digit(rest[0]) ? srun_prefix(rest, ctx) : std::nullopt;
+      srun_rank = srun_rank || (taken && !had_rank && ctx.rank);
       if (!taken) {
         taken = host_prefix(rest, ctx);
       }
@@ -191,6 +273,17 @@ std::size_t strip_prefixes(std::string_view line, LineContext& ctx) {
       break;
     }
     pos += *taken;
+  }
+  // "0: [default3]: ...": srun runs one torchrun per node, so its task
+  // number is the node's index, not a rank (issue 32).
+  if (srun_rank && ctx.local_rank && ctx.rank && ctx.rank->origin == Origin::prefix) {
+    bool rank_from_bracket = false;
+    for (std::size_t at = line.find("[rank"); at != std::string_view::npos && at < pos; at = line.find("[rank", at + 1)) {
+      rank_from_bracket = true;
+    }
+    if (!rank_from_bracket) {
+      ctx.rank.reset();
+    }
   }
   return pos;
 }
@@ -255,6 +348,28 @@ void nccl_prefix(std::string_view line, std::size_t from, LineContext& ctx) {
   }
 }
 
+// Whether the "Rank N" at `at` is inside c10d's prefix of a process group
+// other than the default one ("[PG ID 3 PG GUID 3(TENSOR_MODEL_PARALLEL_GROUP)
+// Rank 1]", "[PG 2 Rank 1]"): N is then the rank within that group, not a
+// global rank (issue 32).
+bool in_subgroup(std::string_view line, std::size_t at) {
+  const auto open = line.rfind('[', at);
+  if (open == std::string_view::npos || at - open > 96) {
+    return false;
+  }
+  const auto tag = line.substr(open, at - open);
+  const auto pg = tag.find("PG ");
+  if (pg == std::string_view::npos) {
+    return false;
+  }
+  std::size_t j = pg + 3;
+  if (tag.substr(j, 3) == "ID ") {
+    j += 3;
+  }
+  const auto id = read_int(tag, j);
+  return id && *id != 0 && tag.find("default_pg") == std::string_view::npos;
+}
+
 // Finds "Rank N" inside c10d messages: [Rank 3], [PG ID 1 PG GUID 1 Rank 3],
 // [PG 0 Rank 3], "rank 3 nRanks 16", "global rank 3".
 void scan_body(std::string_view line, std::size_t from, LineContext& ctx) {
@@ -266,7 +381,7 @@ void scan_body(std::string_view line, std::size_t from, LineContext& ctx) {
     std::size_t j = at + 5;
     auto r = read_int(line, j);
     if (r && j < line.size() && (line[j] == ']' || line[j] == ':' || line[j] == ' ' || line[j] == ',')) {
-      if (!ctx.rank || ctx.rank->origin != Origin::prefix) {
+      if ((!ctx.rank || ctx.rank->origin != Origin::prefix) && !in_subgroup(line, at)) {
         ctx.rank = Field<int>{*r, Origin::body};
       }
       break;

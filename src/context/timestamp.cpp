@@ -463,6 +463,10 @@ std::string_view to_string(Origin o) {
     return "identity";
   case Origin::option:
     return "option";
+  case Origin::incident:
+    return "incident";
+  case Origin::launcher:
+    return "launcher";
   }
   return "?";
 }

@@ -206,6 +206,7 @@ Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const
   detail::pass_missing(s);
   detail::pass_symptoms_only(s);
   detail::pass_fallback(s);
+  detail::pass_who(s);
   // Kept for --format jsonl: a merge reads these back as its hits. A line
   // that named no host was --node's (pass_identity); the kept hit says so.
   if (!options.node.empty()) {

@@ -228,6 +228,28 @@ std::string describe_identity(const Evidence& e, const Diagnosis& d) {
                      l->line_no, who, l->rank, l->nranks);
 }
 
+std::string describe_rank_from(const Incident& inc, const Diagnosis& d) {
+  if (!inc.rank_from || !inc.first.ctx.rank) {
+    return {};
+  }
+  const auto& from = *inc.rank_from;
+  const auto where = fmt::format("{}:{}", d.source_name(from.source), from.line_no);
+  if (inc.first.ctx.rank->origin == context::Origin::incident) {
+    return fmt::format("rank {} from another line of the same failure, {}: this line names no rank", inc.first.ctx.rank->value,
+                       where);
+  }
+  std::string worker = fmt::format("rank {}", inc.first.ctx.rank->value);
+  if (from.ctx.local_rank) {
+    worker += fmt::format(", local rank {}", from.ctx.local_rank->value);
+  }
+  if (from.ctx.host) {
+    worker += " on " + from.ctx.host->value;
+  }
+  return fmt::format("rank {} from the launcher's report at {}: the first worker it saw fail ({}); this line names "
+                     "no rank, and nothing on it says otherwise",
+                     inc.first.ctx.rank->value, where, worker);
+}
+
 std::string format_frame(const context::Frame& f) {
   return f.function.empty() ? fmt::format("{}:{}", f.file, f.line) : fmt::format("{}:{} in {}", f.file, f.line, f.function);
 }

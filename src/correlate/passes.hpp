@@ -15,6 +15,8 @@
 //   pass_missing      evidence that would confirm each incident      missing.cpp
 //   pass_symptoms_only  with no cause: who is missing or behind      symptoms_only.cpp
 //   pass_fallback     with no cause: the most upstream report heads  fallback.cpp
+//   pass_who          a head that names no rank: its other lines',   who.cpp
+//                     or the launcher's first failed worker
 #pragma once
 
 #include <cstdint>
@@ -110,6 +112,7 @@ void pass_attach(State& s);
 void pass_missing(State& s);
 void pass_symptoms_only(State& s);
 void pass_fallback(State& s);
+void pass_who(State& s);
 
 // A line without a stamp of its own took the nearest earlier one: it was
 // printed at or after that time (docs/correlator.md, "Episodes").

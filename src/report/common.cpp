@@ -79,6 +79,9 @@ std::vector<std::string> code_notes(const correlate::Diagnosis& d, const correla
   if (auto id = correlate::describe_identity(inc.first, d); !id.empty()) {
     notes.push_back(std::move(id));
   }
+  if (auto who = correlate::describe_rank_from(inc, d); !who.empty()) {
+    notes.push_back(std::move(who));
+  }
   if (auto together = correlate::describe_simultaneous(inc); !together.empty()) {
     notes.push_back(std::move(together));
   }

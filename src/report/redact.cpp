@@ -178,6 +178,9 @@ void redact(correlate::Diagnosis& d) {
     if (inc.said_above) {
       collect_hosts(*inc.said_above, r);
     }
+    if (inc.rank_from) {
+      collect_hosts(*inc.rank_from, r);
+    }
   }
   for (const auto& h : d.evidence) {
     if (h.ctx.host) {
@@ -206,6 +209,9 @@ void redact(correlate::Diagnosis& d) {
     r.evidence(inc.first);
     if (inc.said_above) {
       r.evidence(*inc.said_above);
+    }
+    if (inc.rank_from) {
+      r.evidence(*inc.rank_from);
     }
     inc.headline = r.apply(inc.headline);
     r.traceback(inc.traceback);

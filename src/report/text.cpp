@@ -299,6 +299,9 @@ void print_decision_and_notes(std::ostream& out, const correlate::Diagnosis& d, 
   if (auto id = correlate::describe_identity(inc.first, d); !id.empty()) {
     out << field("identity", util::escape_for_terminal(id), o.width);
   }
+  if (auto who = correlate::describe_rank_from(inc, d); !who.empty()) {
+    out << field("who", util::escape_for_terminal(who), o.width);
+  }
   if (symptom_head && d.inference) {
     out << "  suspect  " << util::escape_for_terminal(correlate::summary(*d.inference)) << "\n";
   }

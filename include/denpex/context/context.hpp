@@ -22,7 +22,10 @@ namespace denpex::context {
 // identity: resolved through the run's identity map (NCCL's init lines tie a
 // process and a GPU bus id to a rank), at correlation time.
 // option: from the command line (--node).
-enum class Origin { prefix, body, capture, file_name, neighbour, identity, option };
+// incident, launcher: a line that names no rank took it from another line of
+// the same failure, or from the launcher's report of the first worker that
+// failed, at correlation time (pass who).
+enum class Origin { prefix, body, capture, file_name, neighbour, identity, option, incident, launcher };
 std::string_view to_string(Origin o);
 
 template <typename T> struct Field {

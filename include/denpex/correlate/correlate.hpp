@@ -5,7 +5,7 @@
 // over one shared state (src/correlate/passes.hpp; docs/correlator.md):
 //
 //   clocks -> identity -> fold -> episodes -> causality -> choose
-//          -> attach -> missing facts -> symptoms only -> fallback
+//          -> attach -> missing facts -> symptoms only -> fallback -> who
 //
 // Decisions are data: an initiating incident carries a Decision (an
 // enumerated rule and the facts it used); describe.hpp turns decisions into
@@ -177,6 +177,11 @@ struct Incident {
   // its own file (add_starting_points). A launcher's summary says a process
   // failed; that line is often what the process said.
   std::optional<Evidence> said_above;
+  // The line that said whose failure this is, when the first line names no
+  // rank (pass who): another line of the same failure (first.ctx.rank's
+  // origin is `incident`) or the launcher's report of the first worker that
+  // failed (`launcher`).
+  std::optional<Evidence> rank_from;
   std::string inferred_xid;                // set when no line of the cause itself was seen: the Xid a report named
   bool inferred_from_tool = false;         // ... a monitoring tool's report (gpud, DCGM, NVSentinel), not a later Xid line
 };

@@ -35,6 +35,10 @@ std::string describe_chain(const Incident& inc, const Diagnosis& d);
 // "rank 3 from NCCL's init line train.log:17: pid 40003 on node-000 (GPU
 // 0000:91:00) is rank 3 of 16", or empty when the line named its own rank.
 std::string describe_identity(const Evidence& e, const Diagnosis& d);
+// "rank 4 from the launcher's report at train.log:26: the first worker it
+// saw fail (...)", "rank 1 from another line of the same failure, ...", or
+// empty when the incident's first line named its own rank (pass who).
+std::string describe_rank_from(const Incident& inc, const Diagnosis& d);
 // "/workspace/model.py:88 in build"
 std::string format_frame(const context::Frame& f);
 
