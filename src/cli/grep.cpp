@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <sstream>
 
 #include <denpex/report/formats.hpp>
 #include <denpex/report/redact.hpp>
@@ -86,6 +87,7 @@ Status run_grep(const CommonArgs& common, const GrepArgs& args, Diagnostics& dia
   so.error_samples = 0; // grep reports matches only: no starting points to sample
   std::uint64_t matched = 0;
   std::map<std::string, std::uint64_t> counts;
+  report::Redaction redaction;
   auto on_hit = [&](const correlate::Hit& hit, const correlate::SourceRef& src) {
     ++matched;
     const auto& sig = cat->at(hit.signature);
@@ -96,17 +98,24 @@ Status run_grep(const CommonArgs& common, const GrepArgs& args, Diagnostics& dia
       ++counts[sig.id];
       return;
     }
-    correlate::Hit redacted;
-    if (args.redact) {
-      redacted = hit;
-      redacted.text = report::redact_text(redacted.text);
+    if (!args.redact) {
+      args.json ? report::print_grep_json(std::cout, hit, src, sig) : report::print_grep_line(std::cout, hit, src, sig);
+      return;
     }
-    const correlate::Hit& h = args.redact ? redacted : hit;
-    if (args.json) {
-      report::print_grep_json(std::cout, h, src, sig);
-    } else {
-      report::print_grep_line(std::cout, h, src, sig);
+    // --redact: the hosts learned so far keep their <host-N> for the rest of
+    // the output; the whole printed line is masked, file name included.
+    if (hit.ctx.host) {
+      redaction.learn_host(hit.ctx.host->value);
     }
+    redaction.learn_from_text(hit.text);
+    for (const auto& [name, value] : hit.captures) {
+      if (name == "host") {
+        redaction.learn_host(value);
+      }
+    }
+    std::ostringstream line;
+    args.json ? report::print_grep_json(line, hit, src, sig) : report::print_grep_line(line, hit, src, sig);
+    std::cout << redaction.output(args.json ? "json" : "text", line.str());
   };
   scan::run(*opener, paths_or_stdin(args.paths), *m, so, diags, on_hit);
   for (const auto& [id, n] : counts) {
