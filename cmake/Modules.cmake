@@ -10,7 +10,7 @@ endfunction()
 denpex_module(util SOURCES src/util/diagnostics.cpp src/util/strings.cpp src/util/files.cpp PUBLIC tl::expected)
 denpex_module(source SOURCES src/source/byte_stream.cpp src/source/chunk.cpp src/source/follow.cpp src/source/line_reader.cpp src/source/input.cpp
               PUBLIC denpex_util PRIVATE PkgConfig::LIBARCHIVE PkgConfig::ZLIB spdlog::spdlog)
-denpex_module(catalog SOURCES src/catalog/loader.cpp src/catalog/serialize.cpp PUBLIC denpex_util
+denpex_module(catalog SOURCES src/catalog/loader.cpp src/catalog/serialize.cpp src/catalog/condition.cpp PUBLIC denpex_util
               PRIVATE nlohmann_json::nlohmann_json PkgConfig::RE2 Threads::Threads)
 denpex_module(matcher SOURCES src/matcher/matcher.cpp src/matcher/prefilter.cpp PUBLIC denpex_catalog denpex_source
               PRIVATE PkgConfig::RE2)

@@ -184,6 +184,13 @@ void parse_signals(Fields& top, const json& root, Signature& sig, const CatalogF
     } else if (!lb.empty()) {
       f.fail(ptr + "/lookback", "'" + lb + "' is not a look-back; expected python-traceback or cxx-terminate");
     }
+    if (const auto when = f.string("when", false); !when.empty()) {
+      if (auto c = Condition::parse(when)) {
+        sigl.when = std::move(*c);
+      } else {
+        f.fail(ptr + "/when", c.error().what);
+      }
+    }
     f.reject_unknown();
     if (!sigl.id.empty() && !valid_id(sigl.id)) {
       f.fail(ptr + "/id", "'" + sigl.id + "' is not a kebab-case id");
@@ -211,6 +218,15 @@ void parse_signals(Fields& top, const json& root, Signature& sig, const CatalogF
           f.fail(ptr + "/pattern", "invalid regex: " + error, regex_help(error));
         } else {
           sigl.compiled = std::move(re);
+        }
+      }
+    }
+    if (sigl.when) {
+      // Every name a `when` reads is a named group of the pattern (as
+      // written: the built-in catalog compiles its patterns lazily).
+      for (const auto& name : sigl.when->names()) {
+        if (sigl.pattern.find("(?P<" + name + ">") == std::string::npos) {
+          f.fail(ptr + "/when", "'" + name + "' is not a named capture of the pattern");
         }
       }
     }

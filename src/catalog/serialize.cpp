@@ -10,7 +10,7 @@ namespace denpex::catalog {
 namespace {
 
 constexpr std::string_view k_magic = "denpex-catalog\n";
-constexpr std::uint32_t k_version = 3;
+constexpr std::uint32_t k_version = 4;
 
 class Writer {
 public:
@@ -107,6 +107,7 @@ public:
     return v;
   }
   [[nodiscard]] bool bad() const { return m_bad; }
+  void set_bad() { m_bad = true; } // read, but not what the writer wrote
   [[nodiscard]] bool done() const { return m_in.empty(); }
 
 private:
@@ -121,6 +122,7 @@ void write_signal(Writer& w, const Signal& s) {
   w.str(s.if_missing);
   w.u32(s.anchor ? 1 : 0);
   w.u32(static_cast<std::uint32_t>(s.lookback));
+  w.str(s.when ? s.when->text() : std::string());
 }
 
 Signal read_signal(Reader& r) {
@@ -134,6 +136,13 @@ Signal read_signal(Reader& r) {
   s.lookback = lookback <= static_cast<std::uint32_t>(Signal::Lookback::cxx_terminate)
                    ? static_cast<Signal::Lookback>(lookback)
                    : Signal::Lookback::none;
+  if (const auto when = r.str(); !when.empty()) {
+    if (auto c = Condition::parse(when)) {
+      s.when = std::move(*c);
+    } else {
+      r.set_bad(); // the build's loader parsed it: a damaged blob
+    }
+  }
   return s;
 }
 

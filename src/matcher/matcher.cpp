@@ -26,8 +26,9 @@ namespace {
 class Pattern {
 public:
   Pattern(std::uint32_t signature_, std::uint32_t signal_, std::string pattern,
-          std::shared_ptr<const RE2> compiled)
-      : signature(signature_), signal(signal_), m_pattern(std::move(pattern)), m_re(std::move(compiled)) {}
+          std::shared_ptr<const RE2> compiled, std::optional<catalog::Condition> when_ = std::nullopt)
+      : signature(signature_), signal(signal_), when(std::move(when_)), m_pattern(std::move(pattern)),
+        m_re(std::move(compiled)) {}
 
   // Compiled on first use. The flag spares the hot path std::call_once's
   // own cost (it sets thread-locals before it looks at the once_flag).
@@ -77,6 +78,21 @@ public:
 
   const std::uint32_t signature;
   const std::uint32_t signal;
+  // The signal's `when`: a match whose captures fail it is no match.
+  const std::optional<catalog::Condition> when;
+
+  // Whether these captures satisfy `when` (true without one).
+  bool accepts(const std::vector<Capture>& captures) const {
+    if (!when) {
+      return true;
+    }
+    std::vector<std::pair<std::string_view, std::string_view>> named;
+    named.reserve(captures.size());
+    for (const auto& c : captures) {
+      named.emplace_back(c.name, c.value);
+    }
+    return when->holds(named);
+  }
 
 private:
   std::string m_pattern; // "(?m)" + the signal's pattern
@@ -301,7 +317,7 @@ Expected<Matcher> Matcher::compile(const catalog::Catalog& catalog, const Matche
       continue;
     }
     for (std::uint32_t k = 0; k < sig.signals.size(); ++k) {
-      impl->patterns.emplace_back(s, k, "(?m)" + sig.signals[k].pattern, sig.signals[k].compiled);
+      impl->patterns.emplace_back(s, k, "(?m)" + sig.signals[k].pattern, sig.signals[k].compiled, sig.signals[k].when);
       sources.push_back(sig.signals[k].pattern);
     }
   }
@@ -513,6 +529,9 @@ bool Matcher::confirm(const source::Chunk& chunk, const Candidates& found, Match
     const std::uint64_t line_no = lines.at(h.line_start);
     const Pattern& pat = impl.patterns[h.pattern];
     captures.reset(pat, text, h);
+    if (!pat.accepts(pat.when ? captures.get() : std::vector<Capture>{})) {
+      continue; // its `when` does not hold: not a match of this signal
+    }
     std::size_t line_end = h.line_end;
     if (line_end > h.line_start && text[line_end - 1] == '\r') {
       --line_end;
@@ -551,6 +570,9 @@ void Matcher::match_entry_line(std::uint32_t signature, std::string_view line,
       if (s.data() != nullptr) {
         caps.push_back(Capture{name, std::string_view(s.data(), s.size())});
       }
+    }
+    if (!pat.accepts(caps)) {
+      continue;
     }
     hit(pat.signal, caps);
   }

@@ -264,8 +264,9 @@ void print_html(std::ostream& out, const correlate::Diagnosis& d, const catalog:
     out << html(v.status);
   }
   out << "</p>\n";
-  out << fmt::format("<p class=\"muted\">denpex {} &middot; {} source{}, {} lines, {} matches</p>\n", html(run.version),
-                     run.sources, run.sources == 1 ? "" : "s", run.lines, d.hits);
+  out << fmt::format("<p class=\"muted\">denpex {} &middot; {} source{}, {} line{}, {} match{}</p>\n", html(run.version),
+                     run.sources, run.sources == 1 ? "" : "s", run.lines, run.lines == 1 ? "" : "s", d.hits,
+                     d.hits == 1 ? "" : "es");
   if (auto tl = build_timeline(d)) {
     out << "<h2>Timeline</h2>\n<p class=\"muted\">The episode that ended the run: each row is a failure or a group "
            "of reports, marked at its first line (triangle: the initiating failure). Click a mark for its line.</p>\n";

@@ -413,8 +413,8 @@ void print_header(std::ostream& out, const correlate::Diagnosis& d, const catalo
                                  ? std::string()
                                  : fmt::format(", merged from {} findings file{}", run.findings_files,
                                                run.findings_files == 1 ? "" : "s");
-  const auto counts = fmt::format("({} source{}, {} lines, {} match{}{})", run.sources, run.sources == 1 ? "" : "s",
-                                  run.lines, d.hits, d.hits == 1 ? "" : "es", merged);
+  const auto counts = fmt::format("({} source{}, {} line{}, {} match{}{})", run.sources, run.sources == 1 ? "" : "s",
+                                  run.lines, run.lines == 1 ? "" : "s", d.hits, d.hits == 1 ? "" : "es", merged);
   if (v.failure) {
     out << st("1", wrap_verdict(v, o.width)) << wrap(summary_of(d) + " " + counts, o.width, "  ", "  ") << "\n";
     return;

@@ -8,9 +8,13 @@
 #include <memory>
 #include <optional>
 #include <string>
+
+#include <denpex/catalog/condition.hpp>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include <denpex/catalog/condition.hpp>
 
 namespace re2 {
 class RE2;
@@ -41,6 +45,9 @@ struct Signal {
   // What to read above a matched line (context/traceback.hpp): the Python
   // traceback it ends, or the C++ "terminate called" line naming its type.
   enum class Lookback { none, python_traceback, cxx_terminate } lookback = Lookback::none;
+  // What the captures of a match must also satisfy (condition.hpp), or
+  // nullopt: a match that fails it is no match, for every consumer.
+  std::optional<Condition> when;
 };
 
 struct Example {
