@@ -186,14 +186,69 @@ std::optional<std::size_t> bracket_prefix(std::string_view rest, LineContext& ct
   return std::nullopt;
 }
 
+// vLLM V1's worker names: "Worker_TP3", "Worker_PP0_TP3", "Worker_PP1",
+// "Worker_PP1_TP0" (multiproc_executor). The rank is the TP index when
+// every other index is 0, the PP index when there is no TP; with a later
+// pipeline stage and a TP index the global rank needs the TP size, which the
+// name does not say.
+std::optional<int> vllm_worker_rank(std::string_view name) {
+  if (name.substr(0, 7) != "Worker_") {
+    return std::nullopt;
+  }
+  std::optional<int> tp;
+  std::optional<int> pp;
+  bool other_nonzero = false;
+  for (std::size_t at = 7; at < name.size();) {
+    std::size_t j = at;
+    while (j < name.size() && name[j] >= 'A' && name[j] <= 'Z') {
+      ++j;
+    }
+    const auto dim = name.substr(at, j - at);
+    const auto n = read_int(name, j, 4);
+    if (!n || (j < name.size() && name[j] != '_')) {
+      return std::nullopt;
+    }
+    if (dim == "TP") {
+      tp = *n;
+    } else if (dim == "PP") {
+      pp = *n;
+    } else if (*n != 0) {
+      other_nonzero = true; // DP / EP replicas
+    }
+    at = j + 1;
+  }
+  if (other_nonzero) {
+    return std::nullopt;
+  }
+  if (tp && (!pp || *pp == 0)) {
+    return tp;
+  }
+  if (pp && !tp) {
+    return pp;
+  }
+  return std::nullopt;
+}
+
 // Ray: "(RayWorkerVllm pid=7046) ", "(RayWorkerWrapper pid=92234, ip=...)";
 // vLLM's multiprocessing workers: "(VllmWorker rank=3 pid=1090) " (the
-// worker's rank in the engine: its global rank).
+// worker's rank in the engine: its global rank), "(Worker_TP0 pid=160) ",
+// "(Worker_PP1_TP4, pid=44045) " and, without a pid, "(Worker_PP1_TP0) ".
 std::optional<std::size_t> ray_prefix(std::string_view rest, LineContext& ctx) {
   const auto close = rest.find(") ");
   const auto pid_at = rest.find("pid=");
-  if (close == std::string_view::npos || pid_at == std::string_view::npos || pid_at >= close || close >= 80) {
+  const bool vllm_worker = rest.substr(1, 7) == "Worker_";
+  if (close == std::string_view::npos || close >= 80 ||
+      ((pid_at == std::string_view::npos || pid_at >= close) && !vllm_worker)) {
     return std::nullopt;
+  }
+  if (vllm_worker) {
+    const auto name_end = rest.find_first_of(" ,)", 1);
+    if (auto r = vllm_worker_rank(rest.substr(1, name_end - 1))) {
+      ctx.rank = Field<int>{*r, Origin::prefix};
+    }
+  }
+  if (pid_at == std::string_view::npos || pid_at >= close) {
+    return close + 2;
   }
   std::size_t j = pid_at + 4;
   if (auto p = read_int(rest, j, 9)) {
@@ -334,6 +389,13 @@ void nccl_prefix(std::string_view line, std::size_t from, LineContext& ctx) {
                                      find_by(line, " INFO ", 1, from) != std::string_view::npos);
   const std::string_view host = tok.substr(0, c1);
   if (!(nccl_word || legacy) || (legacy && std::none_of(host.begin(), host.end(), is_alpha))) {
+    return;
+  }
+  // NCCL's token is followed by its device, "[3]"; a time "00:29:48" before
+  // a logger's "[multiproc_executor.py:863]" is not a host (issue 32).
+  std::size_t dev_end = bracket + 2;
+  if (!read_int(line, dev_end, 3) || dev_end >= line.size() || line[dev_end] != ']' ||
+      std::all_of(host.begin(), host.end(), [](char c) { return c >= '0' && c <= '9'; })) {
     return;
   }
   if (!host.empty() && !ctx.host) {

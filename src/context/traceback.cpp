@@ -128,6 +128,13 @@ public:
       if (speaker(p) == m_who) {
         return l->substr(std::min(p.body, l->size()));
       }
+      // A logger prints its prefix once, on a multi-line message's first
+      // line: "[2026-01-12 10:57:43 TP3] Scheduler hit an exception:
+      // Traceback ...", then frames and the exception with none. The header
+      // is read whole, prefix included: it says who printed the traceback.
+      if (m_who == -1 && l->find(k_header) != std::string_view::npos) {
+        return *l;
+      }
     }
     return std::nullopt;
   }
@@ -166,6 +173,7 @@ struct FramesRead {
   std::vector<Frame> frames;
   std::size_t count = 0;
   bool header = false;
+  std::string_view header_line; // the header's line, before "Traceback ..."
 };
 
 FramesRead read_frames(SpeakerWalk& walk) {
@@ -178,6 +186,7 @@ FramesRead read_frames(SpeakerWalk& walk) {
     if (body.find(k_header) != std::string_view::npos ||
         (body.find("ray::") != std::string_view::npos && body.find("(pid=") != std::string_view::npos)) {
       r.header = true;
+      r.header_line = body.substr(0, std::min(body.find(k_header), body.size()));
       break;
     }
     if (auto f = parse_frame(body)) {
@@ -309,6 +318,7 @@ std::optional<Traceback> TracebackReader::ending_at(std::string_view chunk, std:
 
   Traceback tb;
   tb.frame_count = read.count;
+  tb.header_line = std::string(trim(read.header_line.substr(0, 300)));
   auto& frames = read.frames;
   std::reverse(frames.begin(), frames.end());
   if (frames.size() > Traceback::k_head + Traceback::k_tail) {

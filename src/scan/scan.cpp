@@ -875,6 +875,7 @@ private:
       break;
     case Lookback::python_traceback:
       if (auto tb = m_above.ending_at(ev.chunk, ev.line_pos, ev.line_no)) {
+        rank_from_header(*tb, hit);
         hit.traceback = std::make_shared<const context::Traceback>(std::move(*tb));
       }
       break;
@@ -882,6 +883,24 @@ private:
       // Without the "terminate called" line above it, the type is unknown.
       hit.captures.emplace_back("type", m_above.thrown_type(ev.chunk, ev.line_pos).value_or("uncaught C++ exception"));
       break;
+    }
+  }
+
+  // An exception line that names no one takes who printed it from its
+  // traceback's header line: a logger prints "[stamp TP3] Scheduler hit an
+  // exception: Traceback ..." with its prefix once, above the frames.
+  static void rank_from_header(const context::Traceback& tb, correlate::Hit& hit) {
+    if (hit.ctx.rank || hit.ctx.local_rank || tb.header_line.empty()) {
+      return;
+    }
+    const auto header = context::parse_line(tb.header_line);
+    if (header.rank) {
+      hit.ctx.rank = context::Field<int>{header.rank->value, context::Origin::neighbour};
+    } else if (header.local_rank) {
+      hit.ctx.local_rank = context::Field<int>{header.local_rank->value, context::Origin::neighbour};
+    }
+    if (!hit.ctx.pid && header.pid && (header.rank || header.local_rank)) {
+      hit.ctx.pid = context::Field<std::int64_t>{header.pid->value, context::Origin::neighbour};
     }
   }
 

@@ -93,6 +93,21 @@ const LineCase k_cases[] = {
              "out of memory",
      .rank = 3,
      .pid = 1090},
+    {.name = "vLLM V1's (Worker_TPn pid=P) prefix",
+     .source = "vllm-project/vllm multiproc_executor worker names (find_string '(Worker_PP1_TP')",
+     .line = "(Worker_TP2 pid=160) ERROR 05-20 20:54:32 [multiproc_executor.py:962] torch.OutOfMemoryError: CUDA out of "
+             "memory. Tried to allocate 136.00 MiB.",
+     .rank = 2,
+     .pid = 160},
+    {.name = "vLLM V1's (Worker_PP1_TPn pid=P): a later stage's TP index is not a global rank",
+     .source = "a vLLM issue thread (find_string '(Worker_PP1_TP'): -tp 2 -pp 2",
+     .line = "(Worker_PP1_TP0 pid=3954408) ERROR 02-27 00:29:48 [multiproc_executor.py:863] "
+             "torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.cpp:94",
+     .pid = 3954408},
+    {.name = "vLLM V1's (Worker_PP1) with no TP: the stage is the rank",
+     .source = "vLLM worker naming (find_string '(Worker_PP1_TP'), no pid",
+     .line = "(Worker_PP1) ERROR torch._dynamo.exc.Unsupported: Data-dependent assertion failed",
+     .rank = 1},
     {.name = "a Ray actor named with its rank, then [rankN]:, then a subgroup's [PG ID .. Rank N]",
      .source = "NeMo-RL-style log (find_string 'MegatronPolicyWorker[rank=9]')",
      .line = "(MegatronPolicyWorker[rank=9] pid=3098846) [rank9]:[E129 16:38:47.714849575 ProcessGroupNCCL.cpp:2241] "

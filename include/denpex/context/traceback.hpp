@@ -59,6 +59,11 @@ struct Traceback {
   // Python printed it and went on: an exception in an atexit handler or one
   // it could not raise ("Exception ignored in: ..."); not a failure.
   bool ignored = false;
+  // What the header's line says before "Traceback (most recent call last):"
+  // (a logger's "[2026-01-12 10:57:43 TP3] Scheduler hit an exception: "),
+  // or empty: who printed the traceback, when its exception line does not
+  // say (issue 32).
+  std::string header_line;
 
   static constexpr std::size_t k_head = 2;
   static constexpr std::size_t k_tail = 8;
