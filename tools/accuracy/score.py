@@ -43,7 +43,8 @@ def run(denpex, path):
 
 def has_keyword(text, keywords):
     text = text.lower()
-    return any(k.lower() in text for k in keywords)
+    text = text.replace('-', ' ')
+    return any(k.lower().replace('-', ' ') in text for k in keywords)
 
 
 def head_text(inc):
