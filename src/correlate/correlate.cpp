@@ -183,6 +183,10 @@ std::string_view to_string(Inference::Kind k) {
     return "lagging-ranks";
   case Inference::Kind::all_same:
     return "all-same-collective";
+  case Inference::Kind::desync_report:
+    return "desync-report";
+  case Inference::Kind::absent_ranks:
+    return "absent-ranks";
   }
   return "?";
 }

@@ -299,8 +299,12 @@ std::string summary(const Inference& inf) {
                        inf.reporting_ranks.size(), format_ranks(inf.reporting_ranks), format_ranks(inf.missing_ranks));
   case Inference::Kind::missing_ranks:
     return fmt::format("{} of {} ranks reported a collective timeout; rank(s) {} never did: the suspect is what "
-                       "stopped them",
-                       inf.reporting_ranks.size(), inf.world_size, format_ranks(inf.missing_ranks));
+                       "stopped them{}",
+                       inf.reporting_ranks.size(), inf.world_size, format_ranks(inf.missing_ranks),
+                       inf.absent_ranks.empty()
+                           ? std::string()
+                           : fmt::format(" (rank(s) {} have no line in these logs at all: their logs are not here)",
+                                         format_ranks(inf.absent_ranks)));
   case Inference::Kind::lagging_ranks:
     return fmt::format("rank(s) {} are behind (lower SeqNum than the others, {}): they stopped earlier and are the "
                        "suspects",
@@ -309,8 +313,78 @@ std::string summary(const Inference& inf) {
     return fmt::format("every rank ({} of {}) timed out in the same collective (SeqNum {}): no rank in these logs "
                        "stands out as the initiator",
                        inf.reporting_ranks.size(), inf.world_size, inf.max_seq);
+  case Inference::Kind::desync_report:
+    return fmt::format("PyTorch's desync report names rank(s) {}: they {}; the other ranks waited for them",
+                       format_ranks(inf.lagging_ranks), inf.desync_said);
+  case Inference::Kind::absent_ranks:
+    return fmt::format("{} of {} ranks reported a collective timeout; rank(s) {} have no line in these logs: their "
+                       "own logs are not here, and the suspect is in them",
+                       inf.reporting_ranks.size(), inf.world_size, format_ranks(inf.missing_ranks));
   }
   return {};
+}
+
+namespace {
+
+std::string transport_list(const Inference& inf) {
+  std::string out;
+  for (const auto& t : inf.transport) {
+    out += (out.empty() ? "" : ", ") + t;
+  }
+  return out;
+}
+
+} // namespace
+
+std::string hang_who(const Inference& inf) {
+  switch (inf.kind) {
+  case Inference::Kind::missing_ranks:
+    return fmt::format("{} {} (never reported)", inf.missing_ranks.size() == 1 ? "rank" : "ranks",
+                       format_ranks(inf.missing_ranks));
+  case Inference::Kind::missing_partial:
+    return fmt::format("{} {} (no report in these logs)", inf.missing_ranks.size() == 1 ? "rank" : "ranks",
+                       format_ranks(inf.missing_ranks));
+  case Inference::Kind::lagging_ranks:
+    return fmt::format("{} {} (behind)", inf.lagging_ranks.size() == 1 ? "rank" : "ranks",
+                       format_ranks(inf.lagging_ranks));
+  case Inference::Kind::desync_report:
+    return fmt::format("{} {} (named by the desync report)", inf.lagging_ranks.size() == 1 ? "rank" : "ranks",
+                       format_ranks(inf.lagging_ranks));
+  case Inference::Kind::absent_ranks:
+    return fmt::format("rank unknown: the logs of {} {} are not here", inf.missing_ranks.size() == 1 ? "rank" : "ranks",
+                       format_ranks(inf.missing_ranks));
+  case Inference::Kind::collective_mismatch:
+    return "ranks disagree on the next collective";
+  case Inference::Kind::all_same:
+    break;
+  }
+  return "no rank stands out";
+}
+
+std::string hang_what(const Inference& inf) {
+  if (inf.kind == Inference::Kind::collective_mismatch) {
+    return "collective mismatch: " + inf.mismatches.front();
+  }
+  std::string what = inf.op.empty() ? "a collective" : inf.op;
+  if (inf.max_seq >= 0) {
+    what += fmt::format(" SeqNum {}", inf.max_seq);
+  }
+  what += " timed out";
+  if (inf.timeout_ms > 0) {
+    what += inf.timeout_ms % 1000 == 0 ? fmt::format(" after {} s", inf.timeout_ms / 1000)
+                                       : fmt::format(" after {} ms", inf.timeout_ms);
+  }
+  if (inf.at_max_seq > 0) {
+    what += inf.world_size > 0 ? fmt::format(" on {} of {} ranks", inf.at_max_seq, inf.world_size)
+                               : fmt::format(" on {} ranks", inf.at_max_seq);
+  }
+  if (inf.first_collective) {
+    what += "; no collective ever completed (SeqNum 1): the transport never worked, or a rank never got there";
+    if (!inf.transport.empty()) {
+      what += " (transport settings in the log: " + transport_list(inf) + ")";
+    }
+  }
+  return what;
 }
 
 std::string world_size_from(const Inference& inf) {
@@ -325,9 +399,10 @@ std::vector<std::string> next_steps(const Inference& inf) {
     steps.emplace_back("rerun with TORCH_DISTRIBUTED_DEBUG=DETAIL to get the collective fingerprints");
     break;
   case Inference::Kind::missing_partial:
-    steps.push_back(fmt::format("collect rank {}'s own log, or rerun with NCCL_DEBUG=INFO so the world size is in the "
-                                "log",
-                                format_ranks(inf.missing_ranks)));
+    steps.push_back(inf.nccl_info ? fmt::format("collect rank {}'s own log", format_ranks(inf.missing_ranks))
+                                  : fmt::format("collect rank {}'s own log, or rerun with NCCL_DEBUG=INFO so the "
+                                                "world size is in the log",
+                                                format_ranks(inf.missing_ranks)));
     break;
   case Inference::Kind::missing_ranks:
     steps.push_back(fmt::format("read rank {}'s own log (stderr, --log-dir of torchrun)", format_ranks(inf.missing_ranks)));
@@ -343,8 +418,35 @@ std::vector<std::string> next_steps(const Inference& inf) {
     steps.emplace_back("check every node's kernel log (dmesg -T) for Xid, OOM kills or NIC link-down events in the "
                        "minutes before the timeout");
     break;
+  case Inference::Kind::desync_report:
+    steps.push_back(fmt::format("read rank {}'s own log and its node's kernel log (dmesg -T) before the timeout",
+                                format_ranks(inf.lagging_ranks)));
+    break;
+  case Inference::Kind::absent_ranks:
+    steps.push_back(fmt::format("collect the logs of rank {} (torchrun --log-dir, per-node job output) and run denpex "
+                                "on all of them together",
+                                format_ranks(inf.missing_ranks)));
+    break;
   }
-  steps.emplace_back("rerun with NCCL_DEBUG=WARN so a failing NCCL call prints its cause");
+  if (inf.first_collective) {
+    // SeqNum 1: nothing ever went through. Either the path between the
+    // ranks is broken, or one rank had not reached the first collective
+    // (rank 0 preparing data while the others wait at a barrier).
+    steps.push_back(
+        std::string("no collective ever completed: if the transport never worked, ") +
+        (inf.transport.empty() ? "check NCCL_SOCKET_IFNAME / NCCL_IB_HCA against the nodes' interfaces"
+                               : "check the transport settings these logs show (" + transport_list(inf) +
+                                     ") against the nodes' interfaces and HCAs and rerun without each one") +
+        "; nccl-tests (all_reduce_perf) between the same nodes tells in seconds");
+    steps.emplace_back("if nccl-tests passes, a rank was still busy before its first collective (a long dataset "
+                       "preparation on rank 0 while the others wait at a barrier): compare each rank's last line before "
+                       "the timeout, move that work before init_process_group, or raise the process group's timeout");
+  }
+  // Advice never repeats what the logs already have.
+  if (!inf.nccl_info) {
+    steps.emplace_back("rerun with NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,NET) so the log shows each rank's "
+                       "communicator, transport and the failing NCCL call");
+  }
   return steps;
 }
 

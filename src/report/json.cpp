@@ -97,6 +97,7 @@ ordered_json verdict_json(const correlate::Diagnosis& d, const catalog::Catalog&
   j["line"] = safe(verdict_line(v, false));
   j["failure"] = v.failure;
   j["no_cause"] = v.no_cause;
+  j["hang"] = v.hang;
   j["who"] = or_null(v.who);
   j["signature"] = or_null(v.id);
   j["what"] = or_null(v.what);
@@ -177,9 +178,15 @@ void print_json(std::ostream& out, const correlate::Diagnosis& d, const catalog:
                          {"world_size", inf.world_size},
                          {"world_size_from", correlate::world_size_from(inf)},
                          {"missing_ranks", inf.missing_ranks},
+                         {"absent_ranks", inf.absent_ranks},
                          {"lagging_ranks", inf.lagging_ranks},
                          {"mismatches", inf.mismatches},
-                         {"next_steps", correlate::next_steps(inf)}};
+                         {"next_steps", correlate::next_steps(inf)},
+                         {"collective", inf.op.empty() ? ordered_json(nullptr) : ordered_json(inf.op)},
+                         {"seq", inf.max_seq},
+                         {"timeout_ms", inf.timeout_ms < 0 ? ordered_json(nullptr) : ordered_json(inf.timeout_ms)},
+                         {"first_collective", inf.first_collective},
+                         {"transport", inf.transport}};
   } else {
     root["inference"] = nullptr;
   }

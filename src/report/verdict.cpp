@@ -135,6 +135,13 @@ Verdict verdict(const correlate::Diagnosis& d, const catalog::Catalog& cat) {
   v.who = describe_who(inc, cat);
   v.id = sig.id;
   v.what = std::string(util::clip(util::trim(incident_title(inc, cat)), 200));
+  if (v.no_cause && d.inference) {
+    // No line says what failed, but the timeouts say who the others waited
+    // for and in which collective (issue 32, "When no line says what failed").
+    v.hang = true;
+    v.who = correlate::hang_who(*d.inference);
+    v.what = correlate::hang_what(*d.inference);
+  }
   if (!v.no_cause && !sig.fix.env.empty()) {
     std::string exports = "export";
     for (const auto& [k, val] : sig.fix.env) {
@@ -153,8 +160,8 @@ std::string verdict_head(const Verdict& v, bool escape = true) {
     return "denpex: " + v.status;
   }
   const auto text = [&](const std::string& s) { return escape ? util::escape_for_terminal(s) : s; };
-  return fmt::format("denpex: {}{} {}: {}", v.no_cause ? "no cause in these logs; first report: " : "", text(v.who),
-                     v.id, text(v.what));
+  const char* lead = v.hang ? "hang, no error line in these logs: " : v.no_cause ? "no cause in these logs; first report: " : "";
+  return fmt::format("denpex: {}{} {}: {}", lead, text(v.who), v.id, text(v.what));
 }
 
 // "fix: export A=1; export B=2", or "".

@@ -209,15 +209,35 @@ struct Inference {
     missing_ranks,       // ranks that never reported a timeout
     lagging_ranks,       // ranks at a lower SeqNum
     all_same,            // every rank stuck in one collective
+    desync_report,       // PyTorch's desync report named the ranks (lagging_ranks)
+    absent_ranks,        // ranks that did not report have no line at all here: their logs are missing
   };
   Kind kind = Kind::all_same;
   std::vector<int> reporting_ranks;
   std::vector<int> missing_ranks;
+  std::vector<int> absent_ranks; // of the world size, with no line in these logs (missing_ranks, with absent_ranks kind)
   std::vector<int> lagging_ranks;
   std::vector<std::string> mismatches; // "SeqNum 12: ALLREDUCE on rank(s) 0-6, BROADCAST on rank(s) 7"
   std::int64_t max_seq = -1;
   int world_size = 0;
   bool world_size_from_init = false;   // from NCCL's nRanks; else the highest rank seen
+  // The collective the reports were stuck in: the OpType at max_seq when the
+  // reports name one, and the watchdog's timeout (-1 when no line says).
+  std::string op;
+  std::int64_t timeout_ms = -1;
+  std::size_t at_max_seq = 0; // reporting ranks stuck at max_seq
+  // max_seq is 1: the first collective of its process group never completed,
+  // so the transport never worked (issue 32).
+  bool first_collective = false;
+  // The transport settings the logs show, "NCCL_SOCKET_IFNAME=eth0",
+  // "network IB" (entry nccl.env-setting): a first-collective hang's suspects.
+  std::vector<std::string> transport;
+  // NCCL's INFO lines are in the logs: advice never asks for NCCL_DEBUG=INFO.
+  bool nccl_info = false;
+  // desync_report: what PyTorch's report said, and where.
+  std::string desync_said; // "never joined any collective", "joined but did not finish collective #41207"
+  std::uint32_t desync_source = 0;
+  std::uint64_t desync_line = 0;
 };
 std::string_view to_string(Inference::Kind k);
 

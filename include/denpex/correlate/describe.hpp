@@ -52,5 +52,12 @@ std::string describe(const ClockFacts& clocks, int year);
 std::string summary(const Inference& inf);
 std::string world_size_from(const Inference& inf);
 std::vector<std::string> next_steps(const Inference& inf);
+// The verdict's words for a run that hung with no error line (issue 32):
+// who the reports point at ("rank 5 (never reported)", "ranks 3,7 (behind)",
+// "no rank stands out") and what hung ("ALLGATHER SeqNum 1207 timed out
+// after 600 s on 7 of 8 ranks"; "the first collective (SeqNum 1) never
+// completed: the transport never worked").
+std::string hang_who(const Inference& inf);
+std::string hang_what(const Inference& inf);
 
 } // namespace denpex::correlate

@@ -21,6 +21,7 @@ struct Verdict {
   // cause in the logs, the first report of one). False: the text in `status`.
   bool failure = false;
   bool no_cause = false;     // the head is a downstream report: the logs hold no cause
+  bool hang = false;         // ... and the reports say the run hung (who and what come from the inference)
   std::string who;           // "rank 3 (node-017, GPU 3)", "local rank 1 on node-017", "node-017 GPU 0000:3b:00 (rank unknown)"
   std::string id;            // the entry's id
   std::string what;          // its title, or generic evidence's own words (raw log text)
