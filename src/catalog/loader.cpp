@@ -398,6 +398,23 @@ static void parse_fix_verify(Fields& f, const CatalogFile& file, Diagnostics& di
           }
         }
       }
+      if (const json* stacks = ff.get("stacks", false)) {
+        if (!stacks->is_object()) {
+          ff.fail("/fix/stacks", "expected an object of STACK: what to set");
+        } else {
+          for (auto it = stacks->begin(); it != stacks->end(); ++it) {
+            const auto& known = known_stacks();
+            if (std::find(known.begin(), known.end(), it.key()) == known.end()) {
+              ff.fail("/fix/stacks/" + it.key(), "'" + it.key() + "' is not a stack; expected one of torchrun, accelerate, "
+                                                 "deepspeed, megatron, vllm, sglang, slurm, kubernetes");
+            } else if (!it.value().is_string() || it.value().get<std::string>().empty()) {
+              ff.fail("/fix/stacks/" + it.key(), "expected a non-empty string");
+            } else {
+              sig.fix.stacks.emplace_back(it.key(), it.value().get<std::string>());
+            }
+          }
+        }
+      }
       ff.reject_unknown();
     }
   }
@@ -432,6 +449,12 @@ static void parse_headline(Fields& f, Signature& sig) {
       f.fail("/headline", "'" + sig.headline.substr(at, end - at + 1) + "' is not a named capture of any signal");
     }
   }
+}
+
+const std::vector<std::string_view>& known_stacks() {
+  static const std::vector<std::string_view> k_stacks = {"torchrun", "accelerate", "deepspeed", "megatron",
+                                                         "vllm",     "sglang",     "slurm",     "kubernetes"};
+  return k_stacks;
 }
 
 const std::vector<std::string_view>& known_areas() {

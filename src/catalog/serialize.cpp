@@ -10,7 +10,7 @@ namespace denpex::catalog {
 namespace {
 
 constexpr std::string_view k_magic = "denpex-catalog\n";
-constexpr std::uint32_t k_version = 4;
+constexpr std::uint32_t k_version = 5;
 
 class Writer {
 public:
@@ -210,6 +210,7 @@ void write_signature(Writer& w, const Signature& sig) {
   w.pairs(sig.fix.env);
   w.strs(sig.fix.steps);
   w.strs(sig.fix.commands);
+  w.pairs(sig.fix.stacks);
   w.str(sig.verify.summary);
   w.strs(sig.verify.commands);
   w.str(sig.prevention);
@@ -252,6 +253,7 @@ Signature read_signature(Reader& r, bool examples) {
   sig.fix.env = r.pairs();
   sig.fix.steps = r.strs();
   sig.fix.commands = r.strs();
+  sig.fix.stacks = r.pairs();
   sig.verify.summary = r.str();
   sig.verify.commands = r.strs();
   sig.prevention = r.str();

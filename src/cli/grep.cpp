@@ -88,6 +88,16 @@ Status run_grep(const CommonArgs& common, const GrepArgs& args, Diagnostics& dia
   std::uint64_t matched = 0;
   std::map<std::string, std::uint64_t> counts;
   report::Redaction redaction;
+  constexpr std::size_t k_redact_buffer = 256u << 20;
+  std::vector<std::string> held;
+  std::size_t held_bytes = 0;
+  bool warned = false;
+  const auto flush_held = [&] {
+    for (const auto& l : held) {
+      std::cout << redaction.output(args.json ? "json" : "text", l);
+    }
+    held.clear();
+  };
   auto on_hit = [&](const correlate::Hit& hit, const correlate::SourceRef& src) {
     ++matched;
     const auto& sig = cat->at(hit.signature);
@@ -115,9 +125,25 @@ Status run_grep(const CommonArgs& common, const GrepArgs& args, Diagnostics& dia
     }
     std::ostringstream line;
     args.json ? report::print_grep_json(line, hit, src, sig) : report::print_grep_line(line, hit, src, sig);
+    // A host may first be named by a later line (pdsh's "-w a,b" before any
+    // line of host a): lines are held and masked with the whole table at
+    // the end, up to k_redact_buffer bytes; past that they are masked as
+    // they come, and stderr says so.
+    if (held_bytes < k_redact_buffer) {
+      held_bytes += line.str().size();
+      held.push_back(line.str());
+      return;
+    }
+    if (!warned) {
+      warned = true;
+      diags.warning(Error{ErrorKind::usage, "--redact", "more than 256 MiB of matched lines: the rest are masked as they come, so a host first "
+                                "named after this point may show on lines printed before it was learned", {}});
+      flush_held();
+    }
     std::cout << redaction.output(args.json ? "json" : "text", line.str());
   };
   scan::run(*opener, paths_or_stdin(args.paths), *m, so, diags, on_hit);
+  flush_held();
   for (const auto& [id, n] : counts) {
     std::cout << n << " " << id << "\n";
   }

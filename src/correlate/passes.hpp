@@ -17,6 +17,7 @@
 //   pass_fallback     with no cause: the most upstream report heads  fallback.cpp
 //   pass_who          a head that names no rank: its other lines',   who.cpp
 //                     or the launcher's first failed worker
+//   pass_stack        the stacks the logs show (fixes in their form) stack.cpp
 #pragma once
 
 #include <cstdint>
@@ -113,6 +114,7 @@ void pass_missing(State& s);
 void pass_symptoms_only(State& s);
 void pass_fallback(State& s);
 void pass_who(State& s);
+void pass_stack(State& s);
 
 // A line without a stamp of its own took the nearest earlier one: it was
 // printed at or after that time (docs/correlator.md, "Episodes").

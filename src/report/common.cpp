@@ -3,6 +3,7 @@
 #include <denpex/correlate/describe.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <ctime>
 
@@ -38,15 +39,126 @@ std::vector<WhoPart> who_parts(const correlate::Evidence& e, std::string_view de
   return parts;
 }
 
-std::vector<std::string> fix_commands(const catalog::Signature& sig) {
+FixContext fix_context(const correlate::Diagnosis& d, const correlate::Incident& inc) {
+  FixContext c;
+  const auto& name = d.source_name(inc.first.source);
+  if (!name.empty() && name != "?" && name != "-" && name != "<stdin>") {
+    // An archive member ("node.tar.gz:var/log/x.log") is named by its archive.
+    const auto colon = name.find(".tar");
+    c.log = colon != std::string::npos && name.find(':', colon) != std::string::npos ? name.substr(0, name.find(':', colon))
+                                                                                  : name;
+  }
+  c.stacks = d.stacks;
+  return c;
+}
+
+std::string with_log(std::string_view command, const FixContext& c) {
+  const bool plain = std::all_of(c.log.begin(), c.log.end(), [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) != 0 || std::string_view("/._-+:@%,").find(ch) != std::string_view::npos;
+  });
+  std::string log;
+  if (plain) {
+    log = c.log;
+  } else {
+    log = "'";
+    for (const char ch : c.log) {
+      log += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    }
+    log += "'";
+  }
+  std::string out(command);
+  for (std::size_t at = out.find("{log}"); at != std::string::npos; at = out.find("{log}", at + log.size())) {
+    out.replace(at, 5, log);
+  }
+  return out;
+}
+
+namespace {
+
+bool has_stack(const FixContext& c, std::string_view stack) {
+  return std::find(c.stacks.begin(), c.stacks.end(), stack) != c.stacks.end();
+}
+
+// DeepSpeed's multi-node runner forwards these prefixes to every node
+// (deepspeed/launcher/runner.py, EXPORT_ENVS); anything else needs
+// .deepspeed_env.
+bool deepspeed_forwards(std::string_view var) {
+  for (std::string_view p : {"NCCL", "PYTHON", "UCX", "MV2", "MLFLOW"}) {
+    if (var.substr(0, p.size()) == p) {
+      return true;
+    }
+  }
+  return false;
+}
+
+} // namespace
+
+std::vector<std::string> env_lines(const catalog::Signature& sig, const FixContext& c) {
   std::vector<std::string> out;
+  if (sig.fix.env.empty()) {
+    return out;
+  }
+  if (has_stack(c, "kubernetes")) {
+    std::string env = "env:";
+    for (const auto& [k, v] : sig.fix.env) {
+      env += fmt::format(" [{{name: {}, value: \"{}\"}}]", k, v);
+    }
+    out.push_back(env + "  (the pod's container spec)");
+    return out;
+  }
+  if (has_stack(c, "slurm")) {
+    std::string line = "#SBATCH --export=ALL";
+    for (const auto& [k, v] : sig.fix.env) {
+      line += fmt::format(",{}={}", k, v);
+    }
+    out.push_back(std::move(line));
+    return out;
+  }
   for (const auto& [k, v] : sig.fix.env) {
     out.push_back(fmt::format("export {}={}", k, v));
   }
-  for (const auto& c : sig.fix.commands) {
-    if (std::find(out.begin(), out.end(), c) == out.end()) {
-      out.push_back(c);
+  if (has_stack(c, "deepspeed")) {
+    for (const auto& [k, v] : sig.fix.env) {
+      if (!deepspeed_forwards(k)) {
+        out.push_back(fmt::format("echo '{}={}' >> .deepspeed_env", k, v));
+      }
     }
+  }
+  return out;
+}
+
+std::string stack_fix(const catalog::Signature& sig, const FixContext& c) {
+  for (const auto& stack : c.stacks) {
+    for (const auto& [name, what] : sig.fix.stacks) {
+      if (name == stack) {
+        return name + ": " + with_log(what, c);
+      }
+    }
+  }
+  return {};
+}
+
+std::vector<std::string> fix_commands(const catalog::Signature& sig, const FixContext& c) {
+  std::vector<std::string> out;
+  if (auto own = stack_fix(sig, c); !own.empty()) {
+    out.push_back(std::move(own));
+  }
+  for (auto& line : env_lines(sig, c)) {
+    out.push_back(std::move(line));
+  }
+  for (const auto& raw : sig.fix.commands) {
+    auto cmd = with_log(raw, c);
+    if (std::find(out.begin(), out.end(), cmd) == out.end()) {
+      out.push_back(std::move(cmd));
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> verify_commands(const catalog::Signature& sig, const FixContext& c) {
+  std::vector<std::string> out;
+  for (const auto& raw : sig.verify.commands) {
+    out.push_back(with_log(raw, c));
   }
   return out;
 }

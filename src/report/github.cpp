@@ -91,8 +91,12 @@ void print_github(std::ostream& out, const correlate::Diagnosis& d, const catalo
     const auto name = util::escape_for_terminal(util::clip(incident_title(inc, cat), 300));
     const std::string title = fmt::format("denpex: {}{}", inc.initiating ? "initiating failure: " : "", name);
     std::string msg = fmt::format("{} — {}\n", name, sig.fix.summary);
-    for (const auto& [k, v] : sig.fix.env) {
-      msg += fmt::format("  export {}={}\n", k, v);
+    const auto fix_in = fix_context(d, inc);
+    if (const auto own = stack_fix(sig, fix_in); !own.empty()) {
+      msg += "  " + own + "\n";
+    }
+    for (const auto& line : env_lines(sig, fix_in)) {
+      msg += "  " + line + "\n";
     }
     msg += fmt::format("signature: {} ({}, {})\n", sig.id, catalog::to_string(sig.severity), sig.area);
     auto w = join_who(who_parts(inc.first, device_noun(sig)), ", ",

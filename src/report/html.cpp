@@ -204,16 +204,17 @@ void incident_section(std::ostream& out, const correlate::Incident& inc, const c
   }
   out << "</dl>\n<pre>" << html(util::clip(util::trim(inc.first.text), 4000)) << "</pre>\n";
   out << "<p><strong>Why.</strong> " << html(sig.root_cause) << "</p>\n";
+  const auto fix_in = fix_context(d, inc);
   out << "<p><strong>Fix.</strong> " << html(sig.fix.summary) << "</p>\n";
   if (!sig.fix.steps.empty()) {
     out << "<ol>\n";
     for (const auto& s : sig.fix.steps) {
-      out << "<li>" << html(s) << "</li>\n";
+      out << "<li>" << html(with_log(s, fix_in)) << "</li>\n";
     }
     out << "</ol>\n";
   }
   std::string cmds;
-  for (const auto& c : fix_commands(sig)) {
+  for (const auto& c : fix_commands(sig, fix_in)) {
     cmds += c + "\n";
   }
   if (!cmds.empty()) {

@@ -152,10 +152,17 @@ void print_json(std::ostream& out, const correlate::Diagnosis& d, const catalog:
       env[k] = v;
     }
     fix["env"] = env;
-    fix["steps"] = sig.fix.steps;
-    fix["commands"] = sig.fix.commands;
+    const auto fix_in = fix_context(d, inc);
+    std::vector<std::string> steps;
+    for (const auto& st : sig.fix.steps) {
+      steps.push_back(with_log(st, fix_in));
+    }
+    fix["steps"] = steps;
+    fix["commands"] = fix_commands(sig, fix_in);
+    const auto own = stack_fix(sig, fix_in);
+    fix["for_stack"] = own.empty() ? ordered_json(nullptr) : ordered_json(own);
     j["fix"] = fix;
-    j["verify"] = {{"summary", sig.verify.summary}, {"commands", sig.verify.commands}};
+    j["verify"] = {{"summary", sig.verify.summary}, {"commands", verify_commands(sig, fix_in)}};
     j["signals"] = signals_json(d, sig, inc);
     j["missing"] = inc.missing;
     j["collateral"] = groups_json(d, cat, inc.collateral);
@@ -170,6 +177,7 @@ void print_json(std::ostream& out, const correlate::Diagnosis& d, const catalog:
   root["incidents"] = incidents;
   root["episodes"] = episodes_json(d);
   root["identities"] = identities_json(d);
+  root["stacks"] = d.stacks;
   root["unexplained"] = groups_json(d, cat, d.unexplained);
   if (d.inference) {
     const auto& inf = *d.inference;

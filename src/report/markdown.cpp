@@ -220,16 +220,17 @@ void print_incident(std::ostream& out, const correlate::Diagnosis& d, const cata
   }
   out << "**Why.** " << md_text(sig.root_cause) << "\n\n";
   out << "**Fix.** " << md_text(sig.fix.summary) << "\n\n";
+  const auto fix_in = fix_context(d, inc);
   for (std::size_t i = 0; i < sig.fix.steps.size(); ++i) {
-    out << (i + 1) << ". " << md_text(sig.fix.steps[i]) << "\n";
+    out << (i + 1) << ". " << md_text(with_log(sig.fix.steps[i], fix_in)) << "\n";
   }
   if (!sig.fix.steps.empty()) {
     out << "\n";
   }
-  const auto fix_lines = fix_commands(sig);
+  const auto fix_lines = fix_commands(sig, fix_in);
   fenced(out, "sh", fix_lines);
   out << "**Verify.** " << md_text(sig.verify.summary) << "\n\n";
-  fenced(out, "sh", sig.verify.commands);
+  fenced(out, "sh", verify_commands(sig, fix_in));
   if (sig.signals.size() > 1 && sig.headline.empty()) {
     out << "**Evidence**\n\n";
     for (const auto& s : inc.signals) {

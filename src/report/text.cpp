@@ -40,11 +40,12 @@ std::string_view severity_color(Severity s) {
   return "0";
 }
 
-// The fix's commands after its env exports (those are printed above them):
-// fix_commands() less its first env.size() lines.
-std::vector<std::string> commands_after_exports(const catalog::Signature& sig) {
-  auto all = fix_commands(sig);
-  all.erase(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(sig.fix.env.size()));
+// The fix's commands after its stack's own fix and its env lines (those are
+// printed above them).
+std::vector<std::string> commands_after_exports(const catalog::Signature& sig, const FixContext& c) {
+  auto all = fix_commands(sig, c);
+  const auto above = env_lines(sig, c).size() + (stack_fix(sig, c).empty() ? 0 : 1);
+  all.erase(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(std::min(above, all.size())));
   return all;
 }
 
@@ -174,23 +175,28 @@ void print_traceback(std::ostream& out, const context::Traceback& tb, const Styl
 // Fix: the summary, the env exports (in `exports`' form), numbered steps,
 // commands.
 template <typename Exports>
-void print_fix_section(std::ostream& out, const catalog::Signature& sig, const TextOptions& o, const Style& st,
-                       Exports exports) {
+void print_fix_section(std::ostream& out, const catalog::Signature& sig, const FixContext& c, const TextOptions& o,
+                       const Style& st, Exports exports) {
   out << "\n  " << st("1", "Fix") << "\n" << wrap(sig.fix.summary, o.width, "    ");
   exports();
   for (std::size_t i = 0; i < sig.fix.steps.size(); ++i) {
-    out << wrap(fmt::format("{}. {}", i + 1, sig.fix.steps[i]), o.width, "    ", i + 1 < 10 ? "   " : "    ");
+    out << wrap(fmt::format("{}. {}", i + 1, with_log(sig.fix.steps[i], c)), o.width, "    ", i + 1 < 10 ? "   " : "    ");
   }
-  for (const auto& c : commands_after_exports(sig)) {
-    out << "    $ " << c << "\n";
+  for (const auto& cmd : commands_after_exports(sig, c)) {
+    out << "    $ " << util::escape_for_terminal(cmd) << "\n";
   }
 }
 
-// An incident's Fix: its exports as shell lines.
-void print_fix(std::ostream& out, const catalog::Signature& sig, const TextOptions& o, const Style& st) {
-  print_fix_section(out, sig, o, st, [&] {
-    for (const auto& [k, v] : sig.fix.env) {
-      out << "    " << st("32", fmt::format("export {}={}", k, v)) << "\n";
+// An incident's Fix: the stack's own fix and the env settings in the
+// launcher's form, highlighted.
+void print_fix(std::ostream& out, const catalog::Signature& sig, const FixContext& c, const TextOptions& o,
+               const Style& st) {
+  print_fix_section(out, sig, c, o, st, [&] {
+    if (const auto own = stack_fix(sig, c); !own.empty()) {
+      out << "    " << st("32", util::escape_for_terminal(own)) << "\n";
+    }
+    for (const auto& line : env_lines(sig, c)) {
+      out << "    " << st("32", line) << "\n";
     }
   });
 }
@@ -200,16 +206,18 @@ void print_why(std::ostream& out, const catalog::Signature& sig, const TextOptio
   out << (blank_before ? "\n  " : "  ") << st("1", "Why") << "\n" << wrap(sig.root_cause, o.width, "    ");
 }
 
-void print_verify(std::ostream& out, const catalog::Signature& sig, const TextOptions& o, const Style& st) {
+void print_verify(std::ostream& out, const catalog::Signature& sig, const FixContext& c, const TextOptions& o,
+                  const Style& st) {
   out << "\n  " << st("1", "Verify") << "\n" << wrap(sig.verify.summary, o.width, "    ");
-  for (const auto& c : sig.verify.commands) {
-    out << "    $ " << c << "\n";
+  for (const auto& cmd : verify_commands(sig, c)) {
+    out << "    $ " << util::escape_for_terminal(cmd) << "\n";
   }
 }
 
-void print_why_verify(std::ostream& out, const catalog::Signature& sig, const TextOptions& o, const Style& st) {
+void print_why_verify(std::ostream& out, const catalog::Signature& sig, const FixContext& c, const TextOptions& o,
+                      const Style& st) {
   print_why(out, sig, o, st);
-  print_verify(out, sig, o, st);
+  print_verify(out, sig, c, o, st);
 }
 
 // "where    FILE:LINE  rank 3  host node-017  GPU 3  pid 2339": who goes on
@@ -365,7 +373,8 @@ void print_incident(std::ostream& out, const correlate::Diagnosis& d, const cata
   }
   out << raw_field("line", util::escape_for_terminal(util::clip(util::trim(inc.first.text), 300)), o.width);
   print_code_location(out, d, inc, o.width);
-  print_fix(out, sig, o, st);
+  const auto fix_in = fix_context(d, inc);
+  print_fix(out, sig, fix_in, o, st);
   out << "\n";
   std::string seen = fmt::format("{} line{}", inc.count, inc.count == 1 ? "" : "s");
   if (!inc.ranks.empty()) {
@@ -376,7 +385,7 @@ void print_incident(std::ostream& out, const correlate::Diagnosis& d, const cata
   }
   out << "  seen     " << seen << "\n";
   print_decision_and_notes(out, d, inc, symptom_head, o);
-  print_why_verify(out, sig, o, st);
+  print_why_verify(out, sig, fix_in, o, st);
   if (inc.traceback && !inc.traceback->frames.empty()) {
     print_traceback(out, *inc.traceback, st);
   }
@@ -543,7 +552,11 @@ void print_entry(std::ostream& out, const catalog::Signature& sig, const catalog
       << fmt::format(" {} / {} / priority {}\n", sig.area, catalog::to_string(sig.role), sig.priority);
   out << "  " << st("1", sig.title) << "\n\n";
   print_why(out, sig, o, st, false);
-  print_fix_section(out, sig, o, st, [&] {
+  const FixContext explain; // no log, no stack: {log} reads LOG
+  print_fix_section(out, sig, explain, o, st, [&] {
+    for (const auto& [stack, what] : sig.fix.stacks) {
+      out << fmt::format("    {:<11} {}\n", stack + ":", what);
+    }
     if (!sig.fix.env.empty()) {
       out << "    shell:      ";
       for (const auto& [k, v] : sig.fix.env) {
@@ -564,7 +577,7 @@ void print_entry(std::ostream& out, const catalog::Signature& sig, const catalog
       out << "\n";
     }
   });
-  print_verify(out, sig, o, st);
+  print_verify(out, sig, explain, o, st);
   if (!sig.prevention.empty()) {
     out << "\n  " << st("1", "Prevention") << "\n" << wrap(sig.prevention, o.width, "    ");
   }

@@ -142,12 +142,30 @@ Verdict verdict(const correlate::Diagnosis& d, const catalog::Catalog& cat) {
     v.who = correlate::hang_who(*d.inference);
     v.what = correlate::hang_what(*d.inference);
   }
-  if (!v.no_cause && !sig.fix.env.empty()) {
-    std::string exports = "export";
-    for (const auto& [k, val] : sig.fix.env) {
-      exports += fmt::format(" {}={}", k, val);
+  if (!v.no_cause) {
+    // The fix in the form the run's stack takes (issue 32): its own fix for
+    // that stack, then the environment in its launcher's form.
+    const auto fix_in = fix_context(d, inc);
+    if (auto own = stack_fix(sig, fix_in); !own.empty()) {
+      v.fix.push_back(std::move(own));
     }
-    v.fix.push_back(std::move(exports));
+    // One line for plain exports; DeepSpeed's .deepspeed_env lines stay in
+    // the full report, so the verdict stays a line.
+    std::vector<std::string> env;
+    for (const auto& line : env_lines(sig, fix_in)) {
+      if (line.rfind("echo ", 0) != 0) {
+        env.push_back(line);
+      }
+    }
+    if (env.size() > 1 && env.front().rfind("export ", 0) == 0) {
+      std::string exports = "export";
+      for (const auto& [k, val] : sig.fix.env) {
+        exports += fmt::format(" {}={}", k, val);
+      }
+      v.fix.push_back(std::move(exports));
+    } else {
+      v.fix.insert(v.fix.end(), env.begin(), env.end());
+    }
   }
   return v;
 }

@@ -74,7 +74,16 @@ struct Fix {
   std::vector<std::pair<std::string, std::string>> env; // in file order
   std::vector<std::string> steps;
   std::vector<std::string> commands;
+  // The fix in the form one stack takes where it has its own (a DeepSpeed
+  // config key, a Megatron-LM flag, a vLLM or SGLang engine argument): stack
+  // name (known_stacks()) -> what to set. Shown when the logs show that stack.
+  std::vector<std::pair<std::string, std::string>> stacks;
 };
+
+// The stacks a fix may name, in the order a report prefers them when the
+// logs show several: torchrun, accelerate, deepspeed, megatron, vllm,
+// sglang, slurm, kubernetes.
+const std::vector<std::string_view>& known_stacks();
 
 struct Verify {
   std::string summary;

@@ -6,6 +6,7 @@
 //
 //   clocks -> identity -> fold -> episodes -> causality -> choose
 //          -> attach -> missing facts -> symptoms only -> fallback -> who
+//          -> stack
 //
 // Decisions are data: an initiating incident carries a Decision (an
 // enumerated rule and the facts it used); describe.hpp turns decisions into
@@ -289,6 +290,9 @@ struct Diagnosis {
   std::vector<StartingPoint> starting_points; // only when nothing else was found
   std::vector<Episode> episodes;    // by clock, then time; empty without failure evidence
   std::vector<IdentityLink> identities; // by host, then rank
+  // The stacks the logs show (catalog::known_stacks() order): entries tagged
+  // with a stack's name matched (pass stack). A fix is shown in their form.
+  std::vector<std::string> stacks;
   // What it was decided from: the hits and the progress marks given to
   // correlate() (hits without a host of their own carry --node's), kept so
   // that --format jsonl can write them and a merge of per-node findings

@@ -106,9 +106,36 @@ std::string join_who(const std::vector<WhoPart>& parts, std::string_view sep, Es
   }
   return out;
 }
-// The fix as commands: the entry's env exports ("export K=V"), then its
-// commands, each once (an entry may list the export among its commands too).
-std::vector<std::string> fix_commands(const catalog::Signature& sig);
+// How a fix is shown for one incident (issue 32): the log to name where a
+// command says {log}, and the stacks the logs show (Diagnosis::stacks).
+// Without a diagnosis (`explain`): "LOG" and no stack.
+struct FixContext {
+  std::string log = "LOG";
+  std::vector<std::string> stacks;
+};
+FixContext fix_context(const correlate::Diagnosis& d, const correlate::Incident& inc);
+
+// A command with its {log} replaced by the context's log (shell-quoted when
+// it needs quoting).
+std::string with_log(std::string_view command, const FixContext& c);
+
+// The entry's environment settings in the form the run's launcher takes:
+// a pod's `env:` (Kubernetes), `#SBATCH --export=ALL,K=V` (Slurm), `export
+// K=V` plus `.deepspeed_env` for what DeepSpeed's multi-node launcher does
+// not forward (its runner forwards NCCL*, PYTHON*, UCX*, MV2*, MLFLOW*), or
+// `export K=V`.
+std::vector<std::string> env_lines(const catalog::Signature& sig, const FixContext& c);
+
+// The entry's own fix for the first stack the logs show that it has one
+// for, as "deepspeed: <what>", or "".
+std::string stack_fix(const catalog::Signature& sig, const FixContext& c);
+
+// The fix as commands: the stack's own fix, the env lines, then the entry's
+// commands ({log} replaced), each once (an entry may list the export among
+// its commands too).
+std::vector<std::string> fix_commands(const catalog::Signature& sig, const FixContext& c = {});
+// The entry's verify commands, {log} replaced.
+std::vector<std::string> verify_commands(const catalog::Signature& sig, const FixContext& c = {});
 
 // What the PCI bus id on an entry's lines names: "NIC" for network entries,
 // "device" for storage, else "GPU".
