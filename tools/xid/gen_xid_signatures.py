@@ -17,7 +17,8 @@ Overlay merge rules: objects merge key by key; lists and scalars replace the
 generated value; a key written "+name" appends its list to the generated list
 "name" instead of replacing it.
 
-Outputs: signatures/xid/xid.<code>.json, and tools/xid/catalog_facts.tsv (the
+Outputs: signatures/xid/xid.<code>.json (each tagged "generated": the entry
+format has no comment field), and tools/xid/catalog_facts.tsv (the
 catalog's facts only: code, mnemonic, applicability, resolution buckets, Xid
 154 linkage), which tests/catalog/ reads so that a clean clone without
 ../shared can check every entry's role against NVIDIA's buckets.
@@ -185,8 +186,9 @@ CODE_SEVERITY = {
     169: ("critical", 80), 170: ("error", 55),
 }
 
-# engine faults that only lose one decode/encode context, and codes that do
-# not occur in a running job: no claim that they hang the other ranks
+# engine faults that, by our inference (NVIDIA's catalog gives no cause or
+# scope for them), lose only one decode/encode context, and codes that do not
+# occur in a running job: no claim that they hang the other ranks
 LOCAL_FAMILIES = {"nvdec", "nvjpg", "ofa", "nvenc"}
 LOCAL_CODES = {54, 78, 151, 152, 153, 166, 168, 170}
 
@@ -584,6 +586,19 @@ def mark_format_only(entry):
         entry["tags"].append(FORMAT_ONLY_TAG)
 
 
+# Every entry this script writes says so in its own file. The entry format has
+# no comment field ("$comment" or "_comment" would be an unknown field, which
+# src/catalog/loader.cpp rejects), so the mark is a tag: free-form, shown
+# among a SARIF rule's tags, meaningless to the correlator. Added after the
+# overlay merge, so an overlay that replaces "tags" cannot drop it.
+GENERATED_TAG = "generated"
+
+
+def mark_generated(entry):
+    if GENERATED_TAG not in entry["tags"]:
+        entry["tags"].append(GENERATED_TAG)
+
+
 # Real near-misses shared by all entries.
 COMMON_NO_MATCH = [
     # GPU identification line printed before the first Xid (real, open-gpu-kernel-modules#1151)
@@ -677,6 +692,7 @@ def main():
             ov.pop("_comment", None)
             entry = merge(entry, ov)
         mark_format_only(entry)
+        mark_generated(entry)
         name = "%s.json" % entry["id"]
         written.add(name)
         path = os.path.join(args.out, name)
