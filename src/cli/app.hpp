@@ -19,10 +19,10 @@
 #include <denpex/util/diagnostics.hpp>
 #include <denpex/util/expected.hpp>
 
+#include "exit_code.hpp"
+
 namespace denpex::cli {
 
-// A finished command: its exit status, or the error that stopped it (exit 2).
-using Status = Expected<int>;
 
 inline tl::unexpected<Error> usage_error(std::string where, std::string what, std::string help = {}) {
   return make_error(ErrorKind::usage, std::move(where), std::move(what), std::move(help));

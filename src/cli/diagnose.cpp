@@ -360,10 +360,7 @@ Status run_diagnose(const CommonArgs& common, const DiagnoseArgs& args, Diagnost
     write_atomically(o.path, diags, [&](std::ostream& out) { print(out, *o.format, to); });
   }
   if (const int signo = source::stop_signal(); signo != 0) {
-    return 128 + signo; // interrupted: the shell's convention (130, 143), after the report
-  }
-  if (diags.has_errors()) {
-    return k_exit_error;
+    return Outcome::answered(128 + signo); // interrupted: the shell's convention (130, 143), after the report
   }
   return gate && report::fails_gate(diagnosis, *cat, fail_level) ? k_exit_found : k_exit_ok;
 }

@@ -149,10 +149,7 @@ Status run_grep(const CommonArgs& common, const GrepArgs& args, Diagnostics& dia
   }
   std::cout.flush();
   if (common.quiet && matched > 0) {
-    return k_exit_ok; // grep -q: a match answers the question, whatever else went wrong
-  }
-  if (diags.has_errors()) {
-    return k_exit_error;
+    return Outcome::answered(k_exit_ok); // grep -q: a match answers the question, whatever else went wrong
   }
   return matched > 0 ? k_exit_ok : k_exit_found;
 }

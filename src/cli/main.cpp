@@ -136,9 +136,8 @@ int run(int argc, char** argv) {
   log_diagnostics(diags);
   if (!status) {
     log_error(status.error());
-    return k_exit_error;
   }
-  return *status;
+  return exit_status(status, diags);
 }
 
 } // namespace
