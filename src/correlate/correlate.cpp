@@ -201,6 +201,7 @@ Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const
   const auto marks = detail::marks_that_split(progress, hits, cat);
   detail::State s{cat, options, marks, d};
   detail::pass_clocks(s, hits);
+  detail::pass_runs(s);
   detail::pass_identity(s);
   detail::pass_fold(s);
   detail::pass_episodes(s);

@@ -451,3 +451,62 @@ std::vector<std::string> next_steps(const Inference& inf) {
 }
 
 } // namespace denpex::correlate
+
+namespace denpex::correlate {
+
+namespace {
+
+std::string run_name(const Diagnosis& d, std::size_t i) {
+  return d.runs[i].job.empty() ? fmt::format("run {}", i + 1) : "job " + d.runs[i].job;
+}
+
+} // namespace
+
+std::string describe_runs(const Diagnosis& d) {
+  if (d.runs.size() < 2) {
+    return {};
+  }
+  std::string out = fmt::format("these logs hold {} separate runs:", d.runs.size());
+  const auto* init = d.initiating();
+  std::optional<std::size_t> initiating_run;
+  for (std::size_t i = 0; i < d.runs.size(); ++i) {
+    const auto& r = d.runs[i];
+    out += i == 0 ? " " : "; ";
+    out += run_name(d, i);
+    out += " (" + (r.sources.size() == 1 ? d.source_name(r.sources.front()) : count_of(r.sources.size(), "file"));
+    if (r.start_us) {
+      const auto from = utc(*r.start_us);
+      auto to = utc(*r.end_us);
+      if (to.compare(0, 11, from, 0, 11) == 0) {
+        to.erase(0, 11); // the same day: its time only
+      }
+      out += fmt::format(", {} to {}", from, to);
+    }
+    out += ")";
+    if (init && std::binary_search(r.sources.begin(), r.sources.end(), init->first.source)) {
+      initiating_run = i;
+    }
+  }
+  if (initiating_run) {
+    out += fmt::format(". The initiating failure is {}'s", run_name(d, *initiating_run));
+  }
+  return out + "; diagnose one run's files alone for a report of that run only";
+}
+
+std::string describe_runs_briefly(const Diagnosis& d) {
+  if (d.runs.size() < 2) {
+    return {};
+  }
+  std::string out = fmt::format("these logs hold {} separate runs", d.runs.size());
+  if (const auto* init = d.initiating()) {
+    for (std::size_t i = 0; i < d.runs.size(); ++i) {
+      const auto& r = d.runs[i];
+      if (std::binary_search(r.sources.begin(), r.sources.end(), init->first.source)) {
+        out += fmt::format("; the initiating failure is {}'s", run_name(d, i));
+      }
+    }
+  }
+  return out;
+}
+
+} // namespace denpex::correlate

@@ -53,6 +53,9 @@ std::optional<ProgressRef> progress_after(const State& s, const Evidence& e, con
       }
       continue;
     }
+    if (different_runs(s, mark.source, e.source)) {
+      continue;
+    }
     const Time mt = stamp_of_mark(mark, s.ref_year);
     bool later = false;
     if (comparable(first_time, mt)) {

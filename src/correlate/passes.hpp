@@ -4,6 +4,7 @@
 // State with its own unit tests (tests/unit/test_correlate_passes.cpp):
 //
 //   pass_clocks       year for year-less stamps, clock domains       clocks.cpp
+//   pass_runs         logs of separate runs read together            runs.cpp
 //   pass_identity     rank, host, GPU of every record; the identity  identity.cpp
 //                     map (NCCL init lines: process, bus id -> rank)
 //   pass_fold         raised entries, one line one cause, one        fold.cpp
@@ -92,7 +93,19 @@ struct State {
   std::vector<Record> records;           // one per hit, in hit order
   std::vector<Work> work;                // incidents, absorbed ones included until choose
   std::vector<Time> times;               // after choose: first_time of d.incidents[i]
+  // After runs: source id -> index into d.runs (-1: in no run); empty when
+  // the logs hold one run or none.
+  std::vector<int> run_of_source;
 };
+
+// Whether sources `a` and `b` belong to different runs (pass runs): one
+// run's training progress says nothing about another run's failure.
+inline bool different_runs(const State& s, std::uint32_t a, std::uint32_t b) {
+  if (s.run_of_source.empty() || a >= s.run_of_source.size() || b >= s.run_of_source.size()) {
+    return false;
+  }
+  return s.run_of_source[a] >= 0 && s.run_of_source[b] >= 0 && s.run_of_source[a] != s.run_of_source[b];
+}
 
 // The progress marks the passes use: every progress line; of each source's
 // relaunch marks (the file began again) the last one with failure evidence
@@ -115,6 +128,10 @@ void pass_symptoms_only(State& s);
 void pass_fallback(State& s);
 void pass_who(State& s);
 void pass_stack(State& s);
+void pass_runs(State& s);
+// The scheduler job id a log's path names (slurm-4711.out, train.o4711,
+// job_4711/rank0.log), or "" (pass runs).
+std::string job_of_path(std::string_view path);
 
 // A line without a stamp of its own took the nearest earlier one: it was
 // printed at or after that time (docs/correlator.md, "Episodes").

@@ -265,6 +265,9 @@ void print_html(std::ostream& out, const correlate::Diagnosis& d, const catalog:
     out << html(v.status);
   }
   out << "</p>\n";
+  if (const auto runs = correlate::describe_runs(d); !runs.empty()) {
+    out << "<p class=\"verdict\" id=\"runs\">note: " << html(runs) << "</p>\n";
+  }
   out << fmt::format("<p class=\"muted\">denpex {} &middot; {} source{}, {} line{}, {} match{}</p>\n", html(run.version),
                      run.sources, run.sources == 1 ? "" : "s", run.lines, run.lines == 1 ? "" : "s", d.hits,
                      d.hits == 1 ? "" : "es");

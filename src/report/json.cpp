@@ -89,6 +89,26 @@ ordered_json identities_json(const correlate::Diagnosis& d) {
   return a;
 }
 
+// The separate runs the logs hold (only called with two or more).
+ordered_json runs_json(const correlate::Diagnosis& d) {
+  ordered_json a = ordered_json::array();
+  const auto* init = d.initiating();
+  for (const auto& r : d.runs) {
+    ordered_json j;
+    j["job"] = r.job.empty() ? ordered_json(nullptr) : ordered_json(r.job);
+    ordered_json files = ordered_json::array();
+    for (const auto src : r.sources) {
+      files.push_back(safe(d.source_name(src)));
+    }
+    j["files"] = std::move(files);
+    j["start_us"] = r.start_us ? ordered_json(*r.start_us) : ordered_json(nullptr);
+    j["end_us"] = r.end_us ? ordered_json(*r.end_us) : ordered_json(nullptr);
+    j["initiating"] = init != nullptr && std::binary_search(r.sources.begin(), r.sources.end(), init->first.source);
+    a.push_back(std::move(j));
+  }
+  return a;
+}
+
 // The verdict: the line the text report opens with, and its parts.
 ordered_json verdict_json(const correlate::Diagnosis& d, const catalog::Catalog& cat) {
   const auto v = verdict(d, cat);
@@ -178,6 +198,10 @@ void print_json(std::ostream& out, const correlate::Diagnosis& d, const catalog:
   root["episodes"] = episodes_json(d);
   root["identities"] = identities_json(d);
   root["stacks"] = d.stacks;
+  if (!d.runs.empty()) {
+    root["runs"] = runs_json(d);
+    root["runs_note"] = safe(correlate::describe_runs(d));
+  }
   root["unexplained"] = groups_json(d, cat, d.unexplained);
   if (d.inference) {
     const auto& inf = *d.inference;

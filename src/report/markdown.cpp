@@ -319,6 +319,9 @@ void print_markdown(std::ostream& out, const correlate::Diagnosis& d, const cata
       }
       out << "  \n";
     }
+    if (const auto runs = correlate::describe_runs(d); !runs.empty()) {
+      out << "**Note:** " << md_log(runs) << "  \n";
+    }
     out << "**" << (first.initiating ? "Initiating failure" : "First failure") << ":** " << markdown_code_span(sig.id)
         << " (" << catalog::to_string(sig.severity) << ") at " << md_log(where_text(d, first.first));
     if (auto w = who(first.first, device_noun(sig)); !w.empty()) {

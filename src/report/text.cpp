@@ -507,6 +507,10 @@ void print_text(std::ostream& out, const correlate::Diagnosis& d, const catalog:
   const Style st{o.color};
   const auto n = d.incidents.size();
   print_header(out, d, cat, run, o, st);
+  // One line on the first screen; the runs themselves at the end.
+  if (const auto runs = correlate::describe_runs_briefly(d); !runs.empty()) {
+    out << wrap("note: " + runs + " (below)", o.width, "  ", "      ") << "\n";
+  }
   // The first incident comes first, whole: on an 80x24 terminal its cause,
   // who, decisive line and fix are on the first screen (issue 32). The
   // timeline pictures the failure after it.
@@ -535,6 +539,9 @@ void print_text(std::ostream& out, const correlate::Diagnosis& d, const catalog:
   if (n == 0 && !d.inference && d.unexplained.empty()) {
     out << "  Nothing in these logs matched the catalog (" << cat.size() << " signatures).\n"
         << "  Try `denpex grep` to see matched lines, or add a signature (docs/signature-format.md).\n";
+  }
+  if (const auto runs = correlate::describe_runs(d); !runs.empty()) {
+    out << wrap("note: " + runs, o.width, "", "      ");
   }
   if (!d.clock_note.empty()) {
     out << wrap("note: " + d.clock_note, o.width, "", "      ");

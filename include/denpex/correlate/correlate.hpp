@@ -282,6 +282,18 @@ struct ClockFacts {
   enum class YearFrom { stamps, option, mtime, now } year_from = YearFrom::stamps;
 };
 
+// Logs of separate runs read together (issue 32): a directory that holds
+// unrelated jobs, told apart by the scheduler's job id in their file names
+// (slurm-4711.out, train.o4711, job_4711/) or by wall-clock spans a day or
+// more apart. The correlator still decides over all of them (a later run's
+// failure is the terminal one); the report says that it mixed them.
+struct Run {
+  std::string job;                       // the job id a file name gives, or ""
+  std::vector<std::uint32_t> sources;    // indices into Diagnosis::sources, ascending
+  std::optional<std::int64_t> start_us;  // the earliest and latest wall-clock stamps of its lines
+  std::optional<std::int64_t> end_us;
+};
+
 struct Diagnosis {
   std::vector<SourceRef> sources;
   std::vector<Incident> incidents;  // the initiating one first, then by time
@@ -293,6 +305,8 @@ struct Diagnosis {
   // The stacks the logs show (catalog::known_stacks() order): entries tagged
   // with a stack's name matched (pass stack). A fix is shown in their form.
   std::vector<std::string> stacks;
+  // The separate runs these logs hold (pass runs): empty unless more than one.
+  std::vector<Run> runs;
   // What it was decided from: the hits and the progress marks given to
   // correlate() (hits without a host of their own carry --node's), kept so
   // that --format jsonl can write them and a merge of per-node findings

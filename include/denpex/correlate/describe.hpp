@@ -47,6 +47,12 @@ std::string describe(const Episode& e, std::size_t index, const Diagnosis& d);
 
 // How stamps were normalised ("" when nothing needed saying).
 std::string describe(const ClockFacts& clocks, int year);
+// "these logs hold 2 separate runs: job 4711 (...); job 4802 (...). The
+// initiating failure is job 4802's; ...", or "" with fewer than two runs.
+std::string describe_runs(const Diagnosis& d);
+// The same in one clause, for a report's first screen: "these logs hold 2
+// separate runs; the initiating failure is job 4802's".
+std::string describe_runs_briefly(const Diagnosis& d);
 
 // Symptom-only inference.
 std::string summary(const Inference& inf);
