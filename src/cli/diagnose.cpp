@@ -362,7 +362,7 @@ Status run_diagnose(const CommonArgs& common, const DiagnoseArgs& args, Diagnost
   if (const int signo = source::stop_signal(); signo != 0) {
     return Outcome::answered(128 + signo); // interrupted: the shell's convention (130, 143), after the report
   }
-  return gate && report::fails_gate(diagnosis, *cat, fail_level) ? k_exit_found : k_exit_ok;
+  return gate && correlate::fails_gate(diagnosis, fail_level) ? k_exit_found : k_exit_ok;
 }
 
 } // namespace denpex::cli

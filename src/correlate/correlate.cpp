@@ -213,6 +213,7 @@ Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const
   detail::pass_fallback(s);
   detail::pass_who(s);
   detail::pass_stack(s);
+  detail::pass_gate(s);
   // Kept for --format jsonl: a merge reads these back as its hits. A line
   // that named no host was --node's (pass_identity); the kept hit says so.
   if (!options.node.empty()) {

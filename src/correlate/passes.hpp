@@ -19,6 +19,7 @@
 //   pass_who          a head that names no rank: its other lines',   who.cpp
 //                     or the launcher's first failed worker
 //   pass_stack        the stacks the logs show (fixes in their form) stack.cpp
+//   pass_gate         what fails --fail-on, and at which severity    gate.cpp
 #pragma once
 
 #include <cstdint>
@@ -128,6 +129,7 @@ void pass_symptoms_only(State& s);
 void pass_fallback(State& s);
 void pass_who(State& s);
 void pass_stack(State& s);
+void pass_gate(State& s);
 void pass_runs(State& s);
 // The scheduler job id a log's path names (slurm-4711.out, train.o4711,
 // job_4711/rank0.log), or "" (pass runs).

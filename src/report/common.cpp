@@ -200,51 +200,6 @@ std::vector<std::string> code_notes(const correlate::Diagnosis& d, const correla
   return notes;
 }
 
-namespace {
-
-// Only downstream reports, and training went on past every one of them (the
-// fallback pass marks its head recovered): the run did not die of these.
-bool recovered_symptoms_only(const correlate::Diagnosis& d) {
-  return !d.incidents.empty() && d.incidents.front().decision &&
-         d.incidents.front().decision->rule == correlate::Rule::upstream_symptom && d.incidents.front().recovered;
-}
-
-} // namespace
-
-bool counts_against_gate(const correlate::Diagnosis& d, const catalog::Catalog& cat, const correlate::Incident& inc) {
-  if (recovered_symptoms_only(d)) {
-    return false;
-  }
-  return !(inc.recovered && !cat.at(inc.signature).headline.empty());
-}
-
-namespace {
-
-// An incident is as severe as the worst report it explains: a warning-level
-// cause (an IB port error) that a job's watchdog timeout followed ended the job.
-catalog::Severity effective_severity(const catalog::Catalog& cat, const correlate::Incident& inc) {
-  auto worst = cat.at(inc.signature).severity;
-  for (const auto& g : inc.collateral) {
-    worst = std::max(worst, cat.at(g.signature).severity);
-  }
-  return worst;
-}
-
-} // namespace
-
-bool fails_gate(const correlate::Diagnosis& d, const catalog::Catalog& cat, catalog::Severity level) {
-  if (recovered_symptoms_only(d)) {
-    return false;
-  }
-  for (const auto& inc : d.incidents) {
-    if (effective_severity(cat, inc) >= level && counts_against_gate(d, cat, inc)) {
-      return true;
-    }
-  }
-  return std::any_of(d.unexplained.begin(), d.unexplained.end(),
-                     [&](const correlate::Group& g) { return cat.at(g.signature).severity >= level; });
-}
-
 bool worth_listing_missing(const catalog::Signature& sig, const correlate::Incident& inc, std::uint32_t signal) {
   if (sig.signals[signal].anchor) {
     return false;

@@ -134,8 +134,8 @@ void print_github(std::ostream& out, const correlate::Diagnosis& d, const catalo
     }
     msg += "verify: " + sig.verify.summary + "\n";
     msg += "log: " + util::escape_for_terminal(util::clip(util::trim(inc.first.text), 500));
-    // What the run went on past never fails the gate: at most a warning.
-    const auto level = counts_against_gate(d, cat, inc) ? sig.severity
+    // What the run went on past never fails the gate (pass gate): at most a warning.
+    const auto level = inc.counts_against_gate ? sig.severity
                                                         : std::min(sig.severity, catalog::Severity::warning);
     annotation(out, command_for(level, run.fail_on), d, inc.first, title, msg);
   }

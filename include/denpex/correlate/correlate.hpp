@@ -185,6 +185,12 @@ struct Incident {
   std::optional<Evidence> rank_from;
   std::string inferred_xid;                // set when no line of the cause itself was seen: the Xid a report named
   bool inferred_from_tool = false;         // ... a monitoring tool's report (gpud, DCGM, NVSentinel), not a later Xid line
+  // The --fail-on gate (pass gate): whether it counts at all (what the run
+  // went on past does not), and the severity it counts with: the worst of
+  // its own and the reports it explains (a warning-level IB port error that
+  // a watchdog timeout followed ended the job).
+  bool counts_against_gate = true;
+  catalog::Severity gate_severity = catalog::Severity::info;
 };
 
 // One process (and its GPU) tied to a global rank by a line that states it:
@@ -305,6 +311,9 @@ struct Diagnosis {
   // The stacks the logs show (catalog::known_stacks() order): entries tagged
   // with a stack's name matched (pass stack). A fix is shown in their form.
   std::vector<std::string> stacks;
+  // The worst severity that fails the --fail-on gate (pass gate): the run
+  // fails a gate at or below it; none when nothing counts.
+  std::optional<catalog::Severity> gate;
   // The separate runs these logs hold (pass runs): empty unless more than one.
   std::vector<Run> runs;
   // What it was decided from: the hits and the progress marks given to
@@ -344,6 +353,9 @@ struct CorrelateOptions {
   int assume_year = 0;              // --year: the year of stamps that print none (0 = infer)
   std::string node;                 // --node: the host of lines that name none (a run over one node's own logs)
 };
+
+// Whether the diagnosis fails `denpex diagnose --fail-on LEVEL` (exit 1).
+inline bool fails_gate(const Diagnosis& d, catalog::Severity level) { return d.gate && *d.gate >= level; }
 
 Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const catalog::Catalog& catalog,
                     const CorrelateOptions& options = {}, const std::vector<ProgressMark>& progress = {});

@@ -141,13 +141,6 @@ std::vector<std::string> verify_commands(const catalog::Signature& sig, const Fi
 // "device" for storage, else "GPU".
 std::string_view device_noun(const catalog::Signature& sig);
 
-// The --fail-on gate (exit status 1), one rule for the exit status and for
-// GitHub's annotation levels. A run with only downstream reports (timeouts
-// on every rank, a SIGKILL) still failed: their severity counts too. What
-// the run went on past does not count: an exception training progressed
-// after, or a symptoms-only run whose training went on past every report.
-bool counts_against_gate(const correlate::Diagnosis& d, const catalog::Catalog& cat, const correlate::Incident& inc);
-bool fails_gate(const correlate::Diagnosis& d, const catalog::Catalog& cat, catalog::Severity level);
 
 // Whether an unseen signal of `inc` is worth listing as missing evidence:
 // only supporting signals are (anchors are other wordings of the failure
