@@ -170,7 +170,48 @@ struct Output {
   std::string path;
 };
 
-Expected<std::vector<Output>> parse_outputs(const std::vector<std::string>& specs) {
+// Whether two paths name one file (both must exist), else whether they are
+// spelled the same once made absolute.
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  if (std::filesystem::equivalent(a, b, ec) && !ec) {
+    return true;
+  }
+  const auto abs_a = std::filesystem::absolute(a, ec).lexically_normal();
+  const auto abs_b = std::filesystem::absolute(b, ec).lexically_normal();
+  return !ec && abs_a == abs_b;
+}
+
+// Whether `path` is an existing file inside directory `dir` that is not one
+// of denpex's own reports (every format names denpex in its first bytes):
+// a log the run is about to read. A report an earlier run left there (the
+// README's epilogue writes denpex.json into the directory it diagnoses) may
+// be replaced.
+bool log_inside(const std::string& path, const std::string& dir) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec) || !std::filesystem::is_regular_file(path, ec)) {
+    return false;
+  }
+  const auto d = std::filesystem::canonical(dir, ec);
+  const auto f = std::filesystem::canonical(path, ec);
+  if (ec) {
+    return false;
+  }
+  const auto rel = f.lexically_relative(d);
+  if (rel.empty() || *rel.begin() == "..") {
+    return false;
+  }
+  std::ifstream in(f, std::ios::binary);
+  std::string head(4096, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  return head.find("denpex") == std::string::npos;
+}
+
+// The --output specs, and the paths they must never replace: the inputs
+// (`--output json=train.log train.log` once replaced the log with its own
+// report) and each other (two formats in one file). See: #36
+Expected<std::vector<Output>> parse_outputs(const std::vector<std::string>& specs, const std::vector<std::string>& inputs) {
   std::vector<Output> outputs;
   for (const auto& spec : specs) {
     const auto eq = spec.find('=');
@@ -178,17 +219,51 @@ Expected<std::vector<Output>> parse_outputs(const std::vector<std::string>& spec
     if (format == nullptr || eq + 1 == spec.size()) {
       return usage_error("--output " + spec, "expected FORMAT=PATH with FORMAT one of " + report::output_format_names());
     }
-    outputs.push_back({format, spec.substr(eq + 1)});
+    Output o{format, spec.substr(eq + 1)};
+    for (const auto& in : inputs) {
+      if (in != "-" && (same_file(o.path, in) || log_inside(o.path, in))) {
+        return usage_error("--output " + spec, "'" + o.path + "' is also an input: writing the report would replace the log",
+                           "write the report somewhere else");
+      }
+    }
+    for (const auto& earlier : outputs) {
+      if (same_file(o.path, earlier.path)) {
+        return usage_error("--output " + spec, fmt::format("'{}' is also --output {}={}: one file cannot hold both", o.path,
+                                                           earlier.format->name, earlier.path));
+      }
+    }
+    outputs.push_back(std::move(o));
   }
   return outputs;
 }
 
-// Writes PATH through a temporary file in the same directory and a rename,
-// so a reader (node_exporter's textfile collector) never sees half a file.
-void write_atomically(const std::string& path, Diagnostics& diags, const std::function<void(std::ostream&)>& print) {
-  const auto tmp = path + ".tmp." + std::to_string(::getpid());
+// Writes the report to `path`. A regular file (or a new one) is written
+// through a temporary file in the same directory and a rename, so a reader
+// (node_exporter's textfile collector) never sees half a file; a symbolic
+// link is followed and its target written so. Anything else (a device such
+// as /dev/null or /dev/full, a FIFO, /dev/stdout, /dev/fd/N) is opened and
+// written in place: replacing it would turn a device into a plain file
+// (as root, /dev/full once became one). Every write and the final flush are
+// checked. See: #36
+void write_output(const std::string& path, Diagnostics& diags, const std::function<void(std::ostream&)>& print) {
+  std::error_code ec;
+  std::filesystem::path target = path;
+  if (std::filesystem::is_symlink(std::filesystem::symlink_status(target, ec))) {
+    // One level at a time, so a dangling link names the file it will make.
+    for (int hops = 0; hops < 40 && std::filesystem::is_symlink(std::filesystem::symlink_status(target, ec)); ++hops) {
+      const auto next = std::filesystem::read_symlink(target, ec);
+      if (ec) {
+        break;
+      }
+      target = next.is_absolute() ? next : target.parent_path() / next;
+    }
+  }
+  const auto st = std::filesystem::status(target, ec);
+  const bool in_place = std::filesystem::exists(st) && !std::filesystem::is_regular_file(st);
+  const std::string dest = target.string();
+  const auto tmp = in_place ? dest : dest + ".tmp." + std::to_string(::getpid());
   {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    std::ofstream out(tmp, std::ios::binary | (in_place ? std::ios::out : std::ios::trunc));
     if (!out) {
       diags.error(Error{ErrorKind::io, path, std::string("cannot write: ") + std::strerror(errno)});
       return;
@@ -196,12 +271,14 @@ void write_atomically(const std::string& path, Diagnostics& diags, const std::fu
     print(out);
     out.flush();
     if (!out) {
-      diags.error(Error{ErrorKind::io, path, "write failed"});
-      std::remove(tmp.c_str());
+      diags.error(Error{ErrorKind::io, path, std::string("write failed: ") + std::strerror(errno)});
+      if (!in_place) {
+        std::remove(tmp.c_str());
+      }
       return;
     }
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+  if (!in_place && std::rename(tmp.c_str(), dest.c_str()) != 0) {
     diags.error(Error{ErrorKind::io, path, std::string("cannot rename the temporary file: ") + std::strerror(errno)});
     std::remove(tmp.c_str());
   }
@@ -259,11 +336,11 @@ Status run_diagnose(const CommonArgs& common, const DiagnoseArgs& args, Diagnost
     return usage_error("--fail-on", "'" + args.fail_on + "' is not one of info, warning, error, critical, never");
   }
   const auto fail_level = parsed_fail_on.value_or(catalog::Severity::error);
-  const auto outputs = parse_outputs(args.outputs);
+  const auto paths = paths_or_stdin(args.paths);
+  const auto outputs = parse_outputs(args.outputs, paths);
   if (!outputs) {
     return tl::unexpected(outputs.error());
   }
-  const auto paths = paths_or_stdin(args.paths);
   if (args.brief && args.format != "text") {
     return usage_error("--brief", "prints the verdict line as text; it takes no --format " + args.format);
   }
@@ -357,7 +434,7 @@ Status run_diagnose(const CommonArgs& common, const DiagnoseArgs& args, Diagnost
     std::cout.flush();
   }
   for (const auto& o : *outputs) {
-    write_atomically(o.path, diags, [&](std::ostream& out) { print(out, *o.format, to); });
+    write_output(o.path, diags, [&](std::ostream& out) { print(out, *o.format, to); });
   }
   if (const int signo = source::stop_signal(); signo != 0) {
     return Outcome::answered(128 + signo); // interrupted: the shell's convention (130, 143), after the report

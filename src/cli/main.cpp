@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <iostream>
 #include <string_view>
 
@@ -151,8 +152,15 @@ int main(int argc, char** argv) {
   try {
     const int rc = denpex::cli::run(argc, argv);
     std::cout.flush();
-    if (!std::cout && errno == EPIPE) {
-      return 0;
+    if (!std::cout) {
+      // A reader that went away (`| head`) is not an error; a full disk or
+      // /dev/full is: the report is cut short, and the status says so.
+      if (errno == EPIPE) {
+        return 0;
+      }
+      denpex::cli::log_error(denpex::Error{denpex::ErrorKind::io, "standard output",
+                                           std::string("write failed: ") + std::strerror(errno), {}});
+      return denpex::cli::k_exit_error;
     }
     return rc;
   } catch (const std::exception& e) {

@@ -20,7 +20,8 @@ Expected<std::size_t> MemoryStream::read(char* buf, std::size_t n) {
   return take;
 }
 
-FdStream::FdStream(int fd, std::string name, bool owned) : m_fd(fd), m_name(std::move(name)), m_owned(owned) {}
+FdStream::FdStream(int fd, std::string name, bool owned, std::optional<Endless> endless)
+    : m_fd(fd), m_name(std::move(name)), m_owned(owned), m_endless(endless) {}
 
 FdStream::~FdStream() {
   if (m_owned && m_fd >= 0) {
@@ -30,6 +31,25 @@ FdStream::~FdStream() {
 
 Expected<std::size_t> FdStream::read(char* buf, std::size_t n) {
   for (;;) {
+    if (m_endless) {
+      if (m_read >= m_endless->max_bytes) {
+        m_cut = Cut::size;
+        return std::size_t{0};
+      }
+      n = static_cast<std::size_t>(std::min<std::uint64_t>(n, m_endless->max_bytes - m_read));
+      pollfd p{m_fd, POLLIN, 0};
+      const int ready = ::poll(&p, 1, m_endless->quiet_ms);
+      if (ready < 0 && errno == EINTR) {
+        if (stop_signal() != 0) {
+          return std::size_t{0};
+        }
+        continue;
+      }
+      if (ready == 0) {
+        m_cut = Cut::quiet;
+        return std::size_t{0};
+      }
+    }
     if (stop_handlers_installed()) {
       pollfd p{m_fd, POLLIN, 0};
       const int ready = ::poll(&p, 1, 200);
@@ -42,6 +62,7 @@ Expected<std::size_t> FdStream::read(char* buf, std::size_t n) {
     }
     const auto got = ::read(m_fd, buf, n);
     if (got >= 0) {
+      m_read += static_cast<std::uint64_t>(got);
       return static_cast<std::size_t>(got);
     }
     if (errno == EINTR) {

@@ -65,8 +65,12 @@ void install_stop_handlers() {
   sa.sa_handler = on_stop_signal;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = 0; // no SA_RESTART: a blocked read returns EINTR
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+  // Every signal a terminal or a scheduler sends to end a job: a closed
+  // terminal (HUP), Ctrl-C, kill, Slurm's and LSF's warnings before the
+  // time limit (USR1/USR2, XCPU). Each ends the following with the report.
+  for (const int signo : {SIGHUP, SIGINT, SIGTERM, SIGUSR1, SIGUSR2, SIGXCPU}) {
+    sigaction(signo, &sa, nullptr);
+  }
   g_installed = true;
 }
 

@@ -12,8 +12,10 @@
 #include <archive_entry.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 namespace denpex::source {
@@ -157,7 +159,69 @@ std::optional<std::string> walk_skip_reason(std::string_view relative, bool dire
   return default_skip(fs::path(std::string(relative)), directory);
 }
 
+std::optional<std::string_view> own_report_format(std::string_view head) {
+  if (has_prefix(head, "\xEF\xBB\xBF")) {
+    head.remove_prefix(3);
+  }
+  head = util::trim(head);
+  const auto within = [&](std::string_view needle, std::size_t n) {
+    return head.substr(0, n).find(needle) != std::string_view::npos;
+  };
+  if (has_prefix(head, "{")) {
+    if (within("\"$schema\"", 64) && within("sarif", 256) && within("\"denpex\"", 4096)) {
+      return "SARIF";
+    }
+    if (within("\"schema_version\"", 64) && within("\"tool\"", 128) && within("\"denpex\"", 256)) {
+      return "JSON";
+    }
+    return std::nullopt;
+  }
+  if (has_prefix(head, "<!DOCTYPE html>") && within("<title>denpex: ", 2048)) {
+    return "HTML";
+  }
+  if (has_prefix(head, "## denpex: ") &&
+      (within("**Verdict:**", 1024) || within("**Initiating failure:**", 2048) || within("no known failure", 64))) {
+    return "Markdown";
+  }
+  if (has_prefix(head, "# HELP denpex_")) {
+    return "Prometheus";
+  }
+  if (has_prefix(head, "denpex: ") && (within("\nINITIATING FAILURE  [", 2048) || within(" diagnosed (", 512) ||
+                                        within("no known failure signature found (", 128))) {
+    return "text";
+  }
+  return std::nullopt;
+}
+
 namespace {
+
+// The kernel's pseudo-filesystems: their files are not logs, and some block
+// a reader forever (/proc/kmsg). nullptr for any other filesystem.
+const char* pseudo_filesystem(const std::string& path) {
+  struct statfs sfs {};
+  if (::statfs(path.c_str(), &sfs) != 0) {
+    return nullptr;
+  }
+  switch (static_cast<unsigned long>(sfs.f_type)) {
+  case 0x9fa0UL: return "procfs";
+  case 0x62656572UL: return "sysfs";
+  case 0x64626720UL: return "debugfs";
+  case 0x74726163UL: return "tracefs";
+  case 0x27e0ebUL: return "cgroupfs";
+  case 0x63677270UL: return "cgroup2fs";
+  default: return nullptr;
+  }
+}
+
+const char* special_kind(fs::file_type type) {
+  switch (type) {
+  case fs::file_type::character: return "a character device";
+  case fs::file_type::block: return "a block device";
+  case fs::file_type::fifo: return "a FIFO";
+  case fs::file_type::socket: return "a socket";
+  default: return "a special file";
+  }
+}
 
 class ReplayStream final : public ByteStream {
 public:
@@ -281,6 +345,19 @@ public:
     if (kind == Kind::binary && from_walk && m_options.skip_binary_in_dirs) {
       spdlog::info("{}: skipped: looks binary (NUL bytes in the first 4 KiB)", util::escape_for_terminal(info.name));
       return true;
+    }
+    if (kind == Kind::text) {
+      // The epilogue's denpex.json in the directory it diagnoses: a report
+      // quotes log lines, and reading it back would diagnose them twice.
+      if (auto format = own_report_format(*head)) {
+        const auto what = fmt::format("denpex's own {} report, not a log", *format);
+        if (from_walk) {
+          spdlog::info("{}: skipped: {}", util::escape_for_terminal(info.name), what);
+        } else {
+          m_diags.error(Error{ErrorKind::format, info.name, what + ": not read"});
+        }
+        return true;
+      }
     }
     if ((kind == Kind::compressed || kind == Kind::archive) && depth < k_max_nesting) {
       return visit_archive(stream, info, kind == Kind::compressed, depth, visit);
@@ -530,7 +607,14 @@ public:
         return;
       }
     }
-    FdStream in(fd, unit.display, true);
+    // A device or a kernel file (/dev/kmsg, /proc/kmsg, /dev/zero) never
+    // ends: read it until it has been quiet a while or a bound is reached,
+    // unless following it.
+    std::optional<FdStream::Endless> endless;
+    if ((S_ISCHR(st.st_mode) || pseudo_filesystem(unit.path) != nullptr) && m_options.follow_idle_ms <= 0) {
+      endless = FdStream::Endless{k_endless_quiet_ms, k_endless_max_bytes};
+    }
+    FdStream in(fd, unit.display, true, endless);
     if (m_options.follow_idle_ms > 0 && S_ISREG(st.st_mode)) {
       // A writer that closed the file will not write again: no need to wait
       // out the idle time (where the OS can tell who has it open).
@@ -539,46 +623,84 @@ public:
       return;
     }
     walker.visit_stream(in, info, unit.from_walk, 0, visit);
+    if (in.cut() != FdStream::Cut::none) {
+      diags.warning(Error{ErrorKind::io, unit.display,
+                          in.cut() == FdStream::Cut::quiet
+                              ? fmt::format("read until it was quiet for {} s: it does not end (--follow keeps reading)",
+                                            k_endless_quiet_ms / 1000)
+                              : fmt::format("read the first {} MiB: a device that does not end",
+                                            k_endless_max_bytes >> 20)});
+    }
   }
 
 private:
+  static constexpr int k_endless_quiet_ms = 2000;
+  static constexpr std::uint64_t k_endless_max_bytes = std::uint64_t{256} << 20;
+
+  // Depth-first, one directory at a time, so that a directory that cannot
+  // be listed is one named error and the walk goes on with its siblings
+  // (recursive_directory_iterator ends the whole walk at the first one).
+  // Symbolic links to directories are not followed; links to files are.
   void walk(const std::string& root, std::vector<InputUnit>& units, Diagnostics& diags) {
-    std::vector<std::string> found;
-    std::error_code ec;
-    fs::recursive_directory_iterator it(root, fs::directory_options::none, ec);
-    if (ec) {
-      diags.error(Error{ErrorKind::io, root, "cannot list directory: " + ec.message()});
+    if (const char* kind = pseudo_filesystem(root)) {
+      spdlog::warn("{}: skipped: {} files are the kernel's, not logs (name one file to read it)",
+                   util::escape_for_terminal(root), kind);
       return;
     }
-    for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    std::vector<std::string> found;
+    std::vector<fs::path> pending{fs::path(root)};
+    while (!pending.empty()) {
+      const fs::path dir = std::move(pending.back());
+      pending.pop_back();
+      std::error_code ec;
+      fs::directory_iterator it(dir, ec);
+      for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+        visit_entry(root, *it, pending, found);
+      }
       if (ec) {
-        diags.error(Error{ErrorKind::io, it->path().string(), "cannot list directory: " + ec.message()});
-        ec.clear();
-        continue;
+        diags.error(Error{ErrorKind::io, dir.string(), "cannot list directory: " + ec.message()});
       }
-      std::error_code sec;
-      const auto st = it->status(sec);
-      const bool directory = !sec && fs::is_directory(st);
-      if (sec || (!directory && !fs::is_regular_file(st))) {
-        continue; // sockets, FIFOs and dangling links are not read
-      }
-      const auto relative = it->path().lexically_relative(root).generic_string();
-      if (auto why = walk_skip_reason(relative, directory, m_options)) {
-        if (directory) {
-          it.disable_recursion_pending();
-        }
-        spdlog::info("{}: skipped: {}", util::escape_for_terminal(it->path().string()), *why);
-        continue;
-      }
-      if (directory) {
-        continue;
-      }
-      found.push_back(it->path().string());
     }
     std::sort(found.begin(), found.end());
     for (auto& f : found) {
       units.push_back({f, f, true});
     }
+  }
+
+  void visit_entry(const std::string& root, const fs::directory_entry& entry, std::vector<fs::path>& pending,
+                   std::vector<std::string>& found) {
+    const auto name = [&] { return util::escape_for_terminal(entry.path().string()); };
+    std::error_code ec;
+    const auto st = entry.status(ec);
+    if (ec) {
+      spdlog::info("{}: skipped: {}", name(), ec.message()); // a dangling link
+      return;
+    }
+    const bool directory = fs::is_directory(st);
+    if (directory && entry.is_symlink(ec)) {
+      spdlog::info("{}: skipped: a link to a directory (name it to read it)", name());
+      return;
+    }
+    if (!directory && !fs::is_regular_file(st)) {
+      // Devices, FIFOs and sockets can block a walk forever (/dev/kmsg, a
+      // FIFO nobody writes); name one to read it.
+      spdlog::info("{}: skipped: not a regular file ({})", name(), special_kind(st.type()));
+      return;
+    }
+    const auto relative = entry.path().lexically_relative(root).generic_string();
+    if (auto why = walk_skip_reason(relative, directory, m_options)) {
+      spdlog::info("{}: skipped: {}", name(), *why);
+      return;
+    }
+    if (directory) {
+      if (const char* kind = pseudo_filesystem(entry.path().string())) {
+        spdlog::info("{}: skipped: {} (the kernel's files, not logs)", name(), kind);
+        return;
+      }
+      pending.push_back(entry.path());
+      return;
+    }
+    found.push_back(entry.path().string());
   }
 
   InputOptions m_options;

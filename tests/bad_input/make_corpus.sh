@@ -105,4 +105,22 @@ ln -sfn does-not-exist dangling.log
 rm -f unreadable.log
 cp good.log unreadable.log
 chmod 000 unreadable.log
+# denpex's own reports beside a log (the epilogue's denpex.json, a text and
+# a SARIF report): a walk skips them by content, whatever their names.
+rm -rf withreports
+mkdir -p withreports
+cp good.log withreports/rank_3.log
+printf '{\n  "schema_version": 1,\n  "tool": {\n    "name": "denpex",\n    "version": "0.1.0"\n  },\n  "lines": ["NCCL WARN Cuda failure 700"]\n}\n' > withreports/denpex.json
+printf 'denpex: rank 3 (node-017, GPU 3) nccl.nvls.cuda-700: NCCL kernel hit an illegal memory access\n  1 failure diagnosed (1 source, 95 lines, 63 matches)\n\nINITIATING FAILURE  [critical] nccl.nvls.cuda-700\n' > withreports/report.out
+printf '{\n  "$schema": "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json",\n  "version": "2.1.0",\n  "runs": [{"tool": {"driver": {"name": "denpex"}}}]\n}\n' > withreports/findings.sarif
+
+# A walk with a subdirectory that cannot be listed between two that can
+# (the unreadable_subdir case runs as an unprivileged user).
+rm -rf lockeddir
+mkdir -p lockeddir/a lockeddir/b lockeddir/c
+cp good.log lockeddir/c/rank_3.log
+echo "nothing to see" > lockeddir/a/rank_0.log
+chmod 000 lockeddir/b
+chmod 755 . lockeddir lockeddir/a lockeddir/c
+chmod 644 lockeddir/a/rank_0.log lockeddir/c/rank_3.log
 echo "corpus ready in $dir"

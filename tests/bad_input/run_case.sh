@@ -269,6 +269,73 @@ case $case_name in
     good_diagnosed
     stdout_has "(1 source, 95 lines,"
     ;;
+  own_reports)
+    # In a walk denpex's own reports are skipped by content; named, one is
+    # an error (a report quotes log lines: read back, they would be
+    # diagnosed twice, at the report's line numbers).
+    run diagnose withreports
+    [ "$rc" = 1 ] || failed "walk: exit status $rc, expected 1"
+    diagnosed_at withreports/rank_3.log:41
+    stdout_has "(1 source,"
+    [ -s "$out/stderr" ] && failed "walk: unexpected stderr: $(cat "$out/stderr")"
+    run diagnose withreports/denpex.json good.log
+    check_expected
+    good_diagnosed
+    ;;
+  unreadable_subdir)
+    # Every unreadable directory is one named error and the walk goes on
+    # (before: the walk ended there, and files after it were silently lost).
+    runner=()
+    if [ "$(id -u)" = 0 ]; then
+      if ! command -v setpriv > /dev/null ||
+        ! setpriv --reuid=65534 --regid=65534 --clear-groups test -r lockeddir/c/rank_3.log; then
+        echo "skipped: running as root and cannot drop to an unprivileged user"
+        exit 125
+      fi
+      runner=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+    fi
+    rc=0
+    NO_COLOR=1 COLUMNS=100 timeout "$limit" "${runner[@]}" "$bin" diagnose lockeddir > "$out/stdout" 2> "$out/stderr" < /dev/null || rc=$?
+    check_expected
+    diagnosed_at lockeddir/c/rank_3.log:41
+    ;;
+  pseudo_fs)
+    # /proc in a walk is named and skipped (it holds /proc/kmsg, which
+    # blocks a reader forever); a named character device is read until it
+    # is quiet (/dev/kmsg where it is readable) or until a bound (/dev/zero).
+    run diagnose /proc good.log /dev/zero
+    check_expected
+    good_diagnosed
+    ;;
+  output_paths)
+    # --output never destroys what it should not: an input is refused (and
+    # left whole), two outputs on one path are refused, a device is written
+    # in place (not replaced by a regular file), a symlink's target is
+    # written and the link kept.
+    cp good.log "$out/in.log"
+    sum=$(cksum < "$out/in.log")
+    run diagnose --output json="$out/in.log" "$out/in.log"
+    [ "$rc" = 2 ] || failed "output onto its input: exit status $rc, expected 2"
+    [ "$(cksum < "$out/in.log")" = "$sum" ] || failed "the input log was overwritten"
+    grep -q "is also an input" "$out/stderr" || failed "no message for an output onto an input: $(cat "$out/stderr")"
+    run diagnose --output json="$out/r.json" --output sarif="$out/r.json" good.log
+    [ "$rc" = 2 ] || failed "two outputs on one path: exit status $rc, expected 2"
+    run diagnose --output json=/dev/null good.log
+    [ "$rc" = 1 ] || failed "output to /dev/null: exit status $rc, expected 1"
+    [ -c /dev/null ] || failed "/dev/null is no longer a character device"
+    ln -sfn "$out/target.json" "$out/link.json"
+    run diagnose --output json="$out/link.json" good.log
+    [ "$rc" = 1 ] || failed "output through a symlink: exit status $rc, expected 1"
+    [ -L "$out/link.json" ] || failed "the symlink was replaced"
+    valid_json "$out/target.json"
+    rc=0
+    "$bin" diagnose good.log > /dev/full 2> "$out/stderr" || rc=$?
+    [ "$rc" = 2 ] || failed "stdout on /dev/full: exit status $rc, expected 2"
+    grep -q "^denpex: error: standard output: write failed" "$out/stderr" || failed "no message for a failed write: $(cat "$out/stderr")"
+    rc=0
+    "$bin" diagnose --output json=/dev/full good.log > /dev/null 2> "$out/stderr" || rc=$?
+    [ "$rc" = 2 ] || failed "--output on /dev/full: exit status $rc, expected 2"
+    ;;
   missing)
     run diagnose does-not-exist.log good.log
     check_expected

@@ -3,7 +3,7 @@
 # the initiating failure must appear before the writer has finished, and the
 # full report when the file stops growing. Then: the report comes at once
 # when the writer closes the file (not after --follow-idle), and SIGINT and
-# SIGTERM end the following with the report and the shell's exit status.
+# SIGTERM (and HUP, USR1/2, XCPU) end the following with the report and the shell's exit status.
 set -u
 bin=$1
 sample=$2
@@ -44,8 +44,9 @@ if [ -r /proc/self/fdinfo/0 ]; then
   [ $waited -lt 30 ] || { echo "waited ${waited} s for a file nobody writes"; exit 1; }
 fi
 grep -q '^INITIATING FAILURE' "$dir/gone.out" || { echo "no report after the writer left"; exit 1; }
-# SIGINT and SIGTERM: the report for what was read, then 130 and 143.
-for sig in INT:130 TERM:143; do
+# Every terminating signal a terminal or scheduler sends: the report for
+# what was read, then the shell's status for it (128 + the signal number).
+for sig in INT:130 TERM:143 HUP:129 USR1:$((128 + $(kill -l USR1))) XCPU:$((128 + $(kill -l XCPU))); do
   # The previous round's files go first: a stale live line would send the
   # signal right after the fork, before exec, where the forked shell still
   # runs this script's EXIT trap (and removes $dir).

@@ -2,8 +2,11 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include <denpex/util/expected.hpp>
 
@@ -32,18 +35,30 @@ private:
 // Reads a file descriptor (not owned unless `owned`). Retries on EINTR;
 // once stop handlers are installed (follow.hpp) it waits in slices and ends
 // on a stop request, so a pipe with a silent writer cannot hold a --follow.
+// For files that never end (/dev/kmsg, /proc/kmsg, /dev/zero), `endless`
+// ends the stream once a read has waited `quiet_ms` for data or
+// `max_bytes` were read, and cut() says which.
 class FdStream final : public ByteStream {
 public:
-  FdStream(int fd, std::string name, bool owned);
+  struct Endless {
+    int quiet_ms;
+    std::uint64_t max_bytes;
+  };
+  enum class Cut { none, quiet, size };
+  FdStream(int fd, std::string name, bool owned, std::optional<Endless> endless = std::nullopt);
   ~FdStream() override;
   FdStream(const FdStream&) = delete;
   FdStream& operator=(const FdStream&) = delete;
   [[nodiscard]] Expected<std::size_t> read(char* buf, std::size_t n) override;
+  [[nodiscard]] Cut cut() const noexcept { return m_cut; }
 
 private:
   int m_fd;
   std::string m_name;
   bool m_owned;
+  std::optional<Endless> m_endless;
+  std::uint64_t m_read = 0;
+  Cut m_cut = Cut::none;
 };
 
 // Follows a growing file (tail -f): at end of file it waits for more data,

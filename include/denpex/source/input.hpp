@@ -39,6 +39,12 @@ struct InputOptions {
 // directory), or nullopt to read it. `directory` for directories.
 std::optional<std::string> walk_skip_reason(std::string_view relative, bool directory, const InputOptions& options);
 
+// The format of a report denpex wrote ("JSON", "SARIF", "HTML", "Markdown",
+// "Prometheus", "text"), recognised from its first bytes, or nullopt for
+// anything else. Such files are never read as logs; denpex's findings
+// (JSONL) are not reports and merge (scan.hpp).
+std::optional<std::string_view> own_report_format(std::string_view head);
+
 // One unit of work: a path that yields one or more sources. Units are
 // independent, so they can be read on different threads.
 struct InputUnit {
