@@ -643,6 +643,7 @@ private:
 class RunStartTracker {
 public:
   static constexpr std::size_t k_max_marks = 64;
+  static constexpr std::string_view k_bom = "\xEF\xBB\xBF";
 
   void update(const source::Chunk& chunk, std::uint32_t source, std::vector<correlate::ProgressMark>& marks) {
     const std::string_view text = chunk.text;
@@ -652,7 +653,10 @@ public:
     if (m_block.empty()) {
       return;
     }
-    std::size_t from = chunk.first_line == 1 ? 1 : 0; // not the file's own first lines
+    std::size_t from = 0;
+    if (chunk.first_line == 1) { // not the file's own first lines
+      from = (text.substr(0, k_bom.size()) == k_bom ? k_bom.size() : 0) + 1;
+    }
     while (from + m_block.size() <= text.size()) {
       const void* hit = ::memmem(text.data() + from, text.size() - from, m_block.data(), m_block.size());
       if (hit == nullptr) {
@@ -660,12 +664,18 @@ public:
       }
       const auto at = static_cast<std::size_t>(static_cast<const char*>(hit) - text.data());
       const std::size_t after = at + m_block.size();
-      const bool starts_line = at == 0 || text[at - 1] == '\n';
+      // A run whose output begins with a byte-order mark (a Windows or .NET
+      // writer appending to the file) still begins a line.
+      std::size_t line_at = at;
+      if (line_at >= k_bom.size() && text.substr(line_at - k_bom.size(), k_bom.size()) == k_bom) {
+        line_at -= k_bom.size();
+      }
+      const bool starts_line = line_at == 0 || text[line_at - 1] == '\n';
       const bool ends_line = after == text.size() || text[after] == '\n' || text[after] == '\r';
       if (starts_line && ends_line) {
         correlate::ProgressMark m;
         m.source = source;
-        m.line_no = chunk.line_at(at);
+        m.line_no = chunk.line_at(line_at);
         m.text = std::string(util::clip(text.substr(at, text.find('\n', at) - at), 512));
         m.relaunch = true;
         if (marks.size() == k_max_marks) {
@@ -683,6 +693,9 @@ private:
   // not a traceback (a file that holds only crashes begins with one, and
   // every crash repeats it).
   static std::string preamble(std::string_view text) {
+    if (text.substr(0, k_bom.size()) == k_bom) {
+      text.remove_prefix(k_bom.size());
+    }
     std::size_t end = 0;
     for (int n = 0; n < 3; ++n) {
       const auto nl = text.find('\n', end);
