@@ -3,6 +3,8 @@
 // reads what a symptom says about when its failure began.
 #include "passes.hpp"
 
+#include <denpex/util/strings.hpp>
+
 #include <algorithm>
 #include <cstdlib>
 #include <ctime>
@@ -94,8 +96,10 @@ void pass_clocks(State& s, const std::vector<Hit>& hits) {
     r.began = r.stamp;
     // A watchdog that fired after Timeout(ms) says its collective was
     // entered that long before: the failure began then, not now.
-    if (const auto ms = capture(h, "timeout_ms"); !ms.empty() && r.began) {
-      r.began->t -= std::atoll(ms.c_str()) * 1000;
+    // (Range-checked: a hand-edited or hostile line may say 10^20 ms.)
+    static constexpr std::int64_t k_max_timeout_ms = std::int64_t{1} << 40; // about 35 years
+    if (const auto ms = util::parse_int(capture(h, "timeout_ms")); ms && *ms <= k_max_timeout_ms && r.began) {
+      r.began->t -= *ms * 1000;
     }
     s.records.push_back(r);
   }

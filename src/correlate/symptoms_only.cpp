@@ -6,6 +6,8 @@
 // seen (said so). describe.hpp words the result and its next steps.
 #include "passes.hpp"
 
+#include <denpex/util/strings.hpp>
+
 #include <algorithm>
 #include <cstdlib>
 #include <map>
@@ -55,7 +57,7 @@ std::map<int, RankReport> rank_reports(const State& s, int& world) {
         rep.op = op; // another line about the same collective may name its type
       }
       if (n == rep.seq && !timeout.empty() && timeout.size() < 12) {
-        rep.timeout_ms = std::atoll(timeout.c_str());
+        rep.timeout_ms = util::parse_int(timeout).value_or(-1);
       }
     }
   }

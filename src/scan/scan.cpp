@@ -346,11 +346,11 @@ private:
     if (where.contains("gpu") && where["gpu"].is_number_integer()) {
       ctx.gpu = context::Field<int>{where["gpu"].get<int>(), context::Origin::capture};
     }
-    if (where.contains("time_us") && where["time_us"].is_number_integer()) {
-      ctx.time = from_epoch_micros(where["time_us"].get<std::int64_t>());
-    } else if (where.contains("mono_us") && where["mono_us"].is_number_integer()) {
+    if (const auto us = clock_micros(where, "time_us")) {
+      ctx.time = from_epoch_micros(*us);
+    } else if (const auto mono = clock_micros(where, "mono_us")) {
       ctx.time.kind = context::ClockKind::monotonic;
-      ctx.time.mono_micros = where["mono_us"].get<std::int64_t>();
+      ctx.time.mono_micros = *mono;
       ctx.time.format = "dmesg";
     }
     const bool where_rank = where.contains("rank") && where["rank"].is_number_integer();
@@ -369,6 +369,25 @@ private:
       h.count = i == 0 ? std::max<std::uint64_t>(count > n ? count - (n - 1) : 1, 1) : 1;
       m_located.push_back(std::move(h));
     }
+  }
+
+  // A clock field in microseconds, or nullopt when absent, not an integer
+  // or beyond any real clock (about 12,000 years either way): stamps are
+  // subtracted from one another, and a hostile record must not overflow them.
+  static std::optional<std::int64_t> clock_micros(const json& rec, const char* key) {
+    static constexpr std::int64_t k_max_us = std::int64_t{4} * 100'000'000'000'000'000;
+    const auto it = rec.find(key);
+    if (it == rec.end() || !it->is_number_integer()) {
+      return std::nullopt;
+    }
+    if (it->is_number_unsigned() && it->get<std::uint64_t>() > static_cast<std::uint64_t>(k_max_us)) {
+      return std::nullopt;
+    }
+    const auto v = it->get<std::int64_t>();
+    if (v > k_max_us || v < -k_max_us) {
+      return std::nullopt;
+    }
+    return v;
   }
 
   static context::Timestamp from_epoch_micros(std::int64_t us) {
@@ -404,7 +423,6 @@ private:
     context::Timestamp t;
     const auto clock = rec.value("clock", std::string("none"));
     const auto stamp = rec.find("stamp");
-    const auto mono = rec.find("mono_us");
     if (clock == "wall" && stamp != rec.end() && stamp->is_string()) {
       auto& w = t.wall;
       const auto& text = stamp->get_ref<const std::string&>();
@@ -420,9 +438,9 @@ private:
         w.tz_minutes = (sign == '-' ? -1 : 1) * (tz_h * 60 + tz_m);
       }
       t.kind = context::ClockKind::wall;
-    } else if (clock == "monotonic" && mono != rec.end() && mono->is_number_integer()) {
+    } else if (const auto us = clock_micros(rec, "mono_us"); clock == "monotonic" && us) {
       t.kind = context::ClockKind::monotonic;
-      t.mono_micros = mono->get<std::int64_t>();
+      t.mono_micros = *us;
     } else {
       return t;
     }

@@ -1,6 +1,6 @@
 // libFuzzer target: the whole diagnose pipeline on a byte buffer (issue 9).
 //
-// memory opener -> scan::run -> correlate -> print_text and print_json into a
+// memory opener -> scan::run (logs, and findings records) -> correlate -> print_text and print_json into a
 // std::ostringstream, with the built-in catalog. The input may hold several
 // files separated by a line "--8<--"; they get names that the path parser
 // reads (rank_N.log, node-N/dmesg) so that multi-source correlation runs too.
@@ -107,6 +107,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // with small inputs.
   so.reader.buffer_size = 4096;
   so.reader.max_line = 512;
+  // A file that starts like denpex's findings is read as findings (as the
+  // CLI does), so the findings reader is fuzzed too (issue 36).
+  so.findings_catalog = &fx.cat;
   auto result = scan::run(*opener, paths, *fx.matcher, so, diags);
 
   report::RunInfo run{"fuzz", result.totals.bytes, result.totals.lines, result.totals.sources,
