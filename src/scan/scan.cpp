@@ -198,6 +198,23 @@ private:
       return;
     }
     ++m_records_in_run;
+    // A record with a field of the wrong type ("line": null) is one named
+    // error; what it had added is taken back and the rest merge (issue 36).
+    const auto hits = m_out.hits.size();
+    const auto progress = m_out.progress.size();
+    const auto located = m_located.size();
+    try {
+      add_record(rec, line_no, diags);
+    } catch (const json::exception& e) {
+      m_out.hits.resize(hits);
+      m_out.progress.resize(progress);
+      m_located.resize(located);
+      diags.error(Error{ErrorKind::format, m_name + ":" + std::to_string(line_no),
+                        std::string("a findings record with a field of the wrong type, skipped (") + e.what() + ")"});
+    }
+  }
+
+  void add_record(const json& rec, std::uint64_t line_no, Diagnostics& diags) {
     const auto type = rec.value("type", std::string());
     if (type == "evidence") {
       add_evidence(rec, line_no, diags);
@@ -1050,10 +1067,10 @@ void scan_double_buffered(source::LineReader& reader, std::optional<source::Chun
   }
 }
 
-void scan_unit(source::InputOpener& opener, const source::InputUnit& unit, const matcher::Matcher& matcher,
+void read_unit(source::InputOpener& opener, const source::InputUnit& unit, const matcher::Matcher& matcher,
                const ScanOptions& options, unsigned threads, UnitResult& out,
-               const std::function<void(const correlate::Hit&, const correlate::SourceRef&)>& live) {
-  Diagnostics diags;
+               const std::function<void(const correlate::Hit&, const correlate::SourceRef&)>& live,
+               Diagnostics& diags) {
   opener.read(unit, diags, [&](source::SourceInfo& info, source::ByteStream& stream) {
     const auto local_id = static_cast<std::uint32_t>(out.sources.size());
     out.sources.push_back(correlate::SourceRef{info.name, info.mtime});
@@ -1126,6 +1143,20 @@ void scan_unit(source::InputOpener& opener, const source::InputUnit& unit, const
     }
     return true;
   });
+}
+
+void scan_unit(source::InputOpener& opener, const source::InputUnit& unit, const matcher::Matcher& matcher,
+               const ScanOptions& options, unsigned threads, UnitResult& out,
+               const std::function<void(const correlate::Hit&, const correlate::SourceRef&)>& live) {
+  Diagnostics diags;
+  // Whatever a unit throws (a library's exception on input nobody foresaw)
+  // is that unit's one named error, never the end of the run: units are
+  // read on worker threads, where an escaping exception ends the process.
+  try {
+    read_unit(opener, unit, matcher, options, threads, out, live, diags);
+  } catch (const std::exception& e) {
+    diags.error(Error{ErrorKind::io, unit.display, std::string("reading stopped: ") + e.what()});
+  }
   out.diags = diags.items();
   if (options.units_done != nullptr) {
     options.units_done->fetch_add(1, std::memory_order_relaxed);

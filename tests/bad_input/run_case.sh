@@ -336,6 +336,63 @@ case $case_name in
     "$bin" diagnose --output json=/dev/full good.log > /dev/null 2> "$out/stderr" || rc=$?
     [ "$rc" = 2 ] || failed "--output on /dev/full: exit status $rc, expected 2"
     ;;
+  findings_field_types)
+    # Findings with one field of the wrong type (null, a string, a list, an
+    # object, a number past 2^64 where each was something else): each is at
+    # most one named error, the rest merge, and the failure in the good log
+    # beside it is still named. Before: a raw JSON-library exception ended the
+    # process (abort) and named no file.
+    "$bin" diagnose --format jsonl good.log > "$out/base.jsonl" 2> /dev/null
+    python3 - "$out/base.jsonl" "$out" << 'PY'
+import json, sys
+base = [json.loads(l) for l in open(sys.argv[1])]
+wrong = [None, "x", [1], {"a": 1}, 18446744073709551616, -1, True]
+n = 0
+def paths(v, at=()):
+    if isinstance(v, dict):
+        for k, x in v.items():
+            yield at + (k,)
+            yield from paths(x, at + (k,))
+    elif isinstance(v, list) and v:
+        yield at + (0,)
+        yield from paths(v[0], at + (0,))
+seen = set()
+fields = []
+for r, rec in enumerate(base):
+    for p in paths(rec):
+        key = (rec.get("type"), tuple(x if isinstance(x, str) else 0 for x in p))
+        if key not in seen:
+            seen.add(key)
+            fields.append((r, p))
+# 64 fields spread over every record type (a sanitizer build runs each ~1 s)
+stride = max(1, len(fields) // 64)
+for r, p in fields[::stride]:
+        w = wrong[n % len(wrong)]
+        recs = json.loads(json.dumps(base))
+        target = recs[r]
+        for x in p[:-1]:
+            target = target[x]
+        target[p[-1]] = w
+        with open(f"{sys.argv[2]}/v_{n:04d}.jsonl", "w") as f:
+            for x in recs:
+                f.write(json.dumps(x) + "\n")
+        n += 1
+print(n, "variants")
+PY
+    variants=0
+    for v in "$out"/v_*.jsonl; do
+      variants=$((variants + 1))
+      run diagnose "$v" good.log
+      case $rc in 0 | 1 | 2) ;; *) failed "$(basename "$v"): exit status $rc" ;; esac
+      grep -v '^denpex: ' "$out/stderr" | grep -q . && failed "$(basename "$v"): stderr: $(head -3 "$out/stderr")"
+      [ "$(wc -l < "$out/stderr")" -le 2 ] || failed "$(basename "$v"): more than two lines on stderr"
+      # (a mutated stamp or file name may move which copy is named first)
+      stdout_has "INITIATING FAILURE  [critical] nccl.nvls.cuda-700"
+      [ "$fail" = 0 ] || break
+    done
+    [ "$variants" -ge 50 ] || failed "only $variants variants"
+    rc=$(cat "$expected/$case_name.rc")
+    ;;
   missing)
     run diagnose does-not-exist.log good.log
     check_expected
