@@ -324,29 +324,58 @@ correlate::CorrelateOptions correlate_options(const DiagnoseArgs& args) {
   return co;
 }
 
-} // namespace
+// What the command line asks for, checked before any reading: everything
+// it can get wrong is a usage error here.
+struct Checked {
+  std::vector<Output> outputs;
+  bool gate = false;
+  catalog::Severity fail_level = catalog::Severity::error;
+};
 
-Status run_diagnose(const CommonArgs& common, const DiagnoseArgs& args, Diagnostics& diags) {
-  // Everything the command line can get wrong is checked before any reading.
-  const auto* format = report::find_output_format(args.format);
-  DENPEX_ASSERT(format != nullptr); // CLI11 checked --format against the same list
+Expected<Checked> check_arguments(const DiagnoseArgs& args, const std::vector<std::string>& paths) {
+  DENPEX_ASSERT(report::find_output_format(args.format) != nullptr); // CLI11 checked --format against the same list
+  Checked c;
   const auto parsed_fail_on = catalog::parse_severity(args.fail_on);
-  const bool gate = args.fail_on != "never";
-  if (gate && !parsed_fail_on) {
+  c.gate = args.fail_on != "never";
+  if (c.gate && !parsed_fail_on) {
     return usage_error("--fail-on", "'" + args.fail_on + "' is not one of info, warning, error, critical, never");
   }
-  const auto fail_level = parsed_fail_on.value_or(catalog::Severity::error);
-  const auto paths = paths_or_stdin(args.paths);
-  const auto outputs = parse_outputs(args.outputs, paths);
+  c.fail_level = parsed_fail_on.value_or(catalog::Severity::error);
+  auto outputs = parse_outputs(args.outputs, paths);
   if (!outputs) {
     return tl::unexpected(outputs.error());
   }
+  c.outputs = std::move(*outputs);
   if (args.brief && args.format != "text") {
     return usage_error("--brief", "prints the verdict line as text; it takes no --format " + args.format);
   }
   if (args.follow && paths.size() != 1) {
     return usage_error("--follow", fmt::format("reads one file or stdin, got {} paths", paths.size()));
   }
+  return c;
+}
+
+std::unique_ptr<source::InputOpener> make_opener(const DiagnoseArgs& args) {
+  auto io = input_options(args.walk);
+  if (args.follow) {
+    io.follow_idle_ms = args.follow_idle * 1000;
+    source::install_stop_handlers(); // a signal ends the following, not the diagnosis
+  }
+  return source::make_filesystem_opener(io);
+}
+
+} // namespace
+
+Status run_diagnose(const CommonArgs& common, const DiagnoseArgs& args, Diagnostics& diags) {
+  const auto* format = report::find_output_format(args.format);
+  const auto paths = paths_or_stdin(args.paths);
+  const auto checked = check_arguments(args, paths);
+  if (!checked) {
+    return tl::unexpected(checked.error());
+  }
+  const auto& outputs = checked->outputs;
+  const bool gate = checked->gate;
+  const auto fail_level = checked->fail_level;
 
   auto cat = load_catalog(common, diags, false);
   if (!cat) {
@@ -361,12 +390,7 @@ Status run_diagnose(const CommonArgs& common, const DiagnoseArgs& args, Diagnost
   if (!m) {
     return tl::unexpected(m.error());
   }
-  auto io = input_options(args.walk);
-  if (args.follow) {
-    io.follow_idle_ms = args.follow_idle * 1000;
-    source::install_stop_handlers(); // Ctrl-C or a TERM ends the following, not the diagnosis
-  }
-  auto opener = source::make_filesystem_opener(io);
+  auto opener = make_opener(args);
   const auto formats = load_formats(args.walk.formats, diags);
   auto so = scan_options(common, args, *cat, formats);
   const auto co = correlate_options(args);
@@ -433,7 +457,7 @@ Status run_diagnose(const CommonArgs& common, const DiagnoseArgs& args, Diagnost
     print(std::cout, *format, terminal);
     std::cout.flush();
   }
-  for (const auto& o : *outputs) {
+  for (const auto& o : outputs) {
     write_output(o.path, diags, [&](std::ostream& out) { print(out, *o.format, to); });
   }
   if (const int signo = source::stop_signal(); signo != 0) {

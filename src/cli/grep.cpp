@@ -1,5 +1,6 @@
 // `denpex grep`: every matched line with its signature, rank and time.
 #include <algorithm>
+#include <functional>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -41,6 +42,22 @@ std::optional<Error> pattern_mistaken_for_path(const catalog::Catalog& cat, cons
                     : "to keep only these entries: denpex grep --signature " + word + " PATH..."};
 }
 
+// The entries --signature (an id or a prefix of ids), --area and --role
+// leave in the matcher.
+std::function<bool(const catalog::Signature&)> selection(const GrepArgs& args, std::optional<catalog::Role> role) {
+  return [&args, role](const catalog::Signature& s) {
+    if (!args.signature.empty() && std::none_of(args.signature.begin(), args.signature.end(), [&](const std::string& p) {
+          return s.id == p || util::starts_with(s.id, p + ".");
+        })) {
+      return false;
+    }
+    if (!args.area.empty() && std::find(args.area.begin(), args.area.end(), s.area) == args.area.end()) {
+      return false;
+    }
+    return !role || s.role == *role;
+  };
+}
+
 } // namespace
 
 Status run_grep(const CommonArgs& common, const GrepArgs& args, Diagnostics& diags) {
@@ -61,17 +78,7 @@ Status run_grep(const CommonArgs& common, const GrepArgs& args, Diagnostics& dia
     return tl::unexpected(*hint);
   }
   matcher::MatcherOptions mo;
-  mo.include = [&](const catalog::Signature& s) {
-    if (!args.signature.empty() && std::none_of(args.signature.begin(), args.signature.end(), [&](const std::string& p) {
-          return s.id == p || util::starts_with(s.id, p + ".");
-        })) {
-      return false;
-    }
-    if (!args.area.empty() && std::find(args.area.begin(), args.area.end(), s.area) == args.area.end()) {
-      return false;
-    }
-    return !role || s.role == *role;
-  };
+  mo.include = selection(args, role);
   auto m = compile_matcher(*cat, mo, common);
   if (!m) {
     return tl::unexpected(m.error());

@@ -126,6 +126,42 @@ ordered_json verdict_json(const correlate::Diagnosis& d, const catalog::Catalog&
   return j;
 }
 
+ordered_json fix_json(const catalog::Signature& sig, const FixContext& fix_in) {
+  ordered_json fix;
+  fix["summary"] = sig.fix.summary;
+  ordered_json env = ordered_json::object();
+  for (const auto& [k, v] : sig.fix.env) {
+    env[k] = v;
+  }
+  fix["env"] = env;
+  std::vector<std::string> steps;
+  for (const auto& st : sig.fix.steps) {
+    steps.push_back(with_log(st, fix_in));
+  }
+  fix["steps"] = steps;
+  fix["commands"] = fix_commands(sig, fix_in);
+  const auto own = stack_fix(sig, fix_in);
+  fix["for_stack"] = own.empty() ? ordered_json(nullptr) : ordered_json(own);
+  return fix;
+}
+
+ordered_json inference_json(const correlate::Inference& inf) {
+  return {{"summary", correlate::summary(inf)},
+          {"kind", std::string(correlate::to_string(inf.kind))},
+          {"world_size", inf.world_size},
+          {"world_size_from", correlate::world_size_from(inf)},
+          {"missing_ranks", inf.missing_ranks},
+          {"absent_ranks", inf.absent_ranks},
+          {"lagging_ranks", inf.lagging_ranks},
+          {"mismatches", inf.mismatches},
+          {"next_steps", correlate::next_steps(inf)},
+          {"collective", inf.op.empty() ? ordered_json(nullptr) : ordered_json(inf.op)},
+          {"seq", inf.max_seq},
+          {"timeout_ms", inf.timeout_ms < 0 ? ordered_json(nullptr) : ordered_json(inf.timeout_ms)},
+          {"first_collective", inf.first_collective},
+          {"transport", inf.transport}};
+}
+
 } // namespace
 
 void print_json(std::ostream& out, const correlate::Diagnosis& d, const catalog::Catalog& cat, const RunInfo& run) {
@@ -165,23 +201,8 @@ void print_json(std::ostream& out, const correlate::Diagnosis& d, const catalog:
     j["caused_by"] = inc.caused_by.empty() ? ordered_json(nullptr) : ordered_json("xid." + inc.caused_by);
     j["said_above"] = detail::said_above_json(d, inc);
     j["root_cause"] = sig.root_cause;
-    ordered_json fix;
-    fix["summary"] = sig.fix.summary;
-    ordered_json env = ordered_json::object();
-    for (const auto& [k, v] : sig.fix.env) {
-      env[k] = v;
-    }
-    fix["env"] = env;
     const auto fix_in = fix_context(d, inc);
-    std::vector<std::string> steps;
-    for (const auto& st : sig.fix.steps) {
-      steps.push_back(with_log(st, fix_in));
-    }
-    fix["steps"] = steps;
-    fix["commands"] = fix_commands(sig, fix_in);
-    const auto own = stack_fix(sig, fix_in);
-    fix["for_stack"] = own.empty() ? ordered_json(nullptr) : ordered_json(own);
-    j["fix"] = fix;
+    j["fix"] = fix_json(sig, fix_in);
     j["verify"] = {{"summary", sig.verify.summary}, {"commands", verify_commands(sig, fix_in)}};
     j["signals"] = signals_json(d, sig, inc);
     j["missing"] = inc.missing;
@@ -203,25 +224,7 @@ void print_json(std::ostream& out, const correlate::Diagnosis& d, const catalog:
     root["runs_note"] = safe(correlate::describe_runs(d));
   }
   root["unexplained"] = groups_json(d, cat, d.unexplained);
-  if (d.inference) {
-    const auto& inf = *d.inference;
-    root["inference"] = {{"summary", correlate::summary(inf)},
-                         {"kind", std::string(correlate::to_string(inf.kind))},
-                         {"world_size", inf.world_size},
-                         {"world_size_from", correlate::world_size_from(inf)},
-                         {"missing_ranks", inf.missing_ranks},
-                         {"absent_ranks", inf.absent_ranks},
-                         {"lagging_ranks", inf.lagging_ranks},
-                         {"mismatches", inf.mismatches},
-                         {"next_steps", correlate::next_steps(inf)},
-                         {"collective", inf.op.empty() ? ordered_json(nullptr) : ordered_json(inf.op)},
-                         {"seq", inf.max_seq},
-                         {"timeout_ms", inf.timeout_ms < 0 ? ordered_json(nullptr) : ordered_json(inf.timeout_ms)},
-                         {"first_collective", inf.first_collective},
-                         {"transport", inf.transport}};
-  } else {
-    root["inference"] = nullptr;
-  }
+  root["inference"] = d.inference ? inference_json(*d.inference) : ordered_json(nullptr);
   ordered_json starts = ordered_json::array();
   for (const auto& sp : d.starting_points) {
     starts.push_back({{"template", safe(sp.template_text)},

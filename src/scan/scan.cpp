@@ -392,7 +392,7 @@ private:
   // or beyond any real clock (about 12,000 years either way): stamps are
   // subtracted from one another, and a hostile record must not overflow them.
   static std::optional<std::int64_t> clock_micros(const json& rec, const char* key) {
-    static constexpr std::int64_t k_max_us = std::int64_t{4} * 100'000'000'000'000'000;
+    static constexpr std::int64_t k_max_us = std::int64_t{400000000000000000};
     const auto it = rec.find(key);
     if (it == rec.end() || !it->is_number_integer()) {
       return std::nullopt;
