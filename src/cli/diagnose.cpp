@@ -183,8 +183,8 @@ bool same_file(const std::string& a, const std::string& b) {
 }
 
 // Whether `path` is an existing file inside directory `dir` that is not one
-// of denpex's own reports (every format names denpex in its first bytes):
-// a log the run is about to read. A report an earlier run left there (the
+// of denpex's own reports or findings (recognised by their first bytes, as
+// the walk recognises them): a log the run is about to read. A report an earlier run left there (the
 // README's epilogue writes denpex.json into the directory it diagnoses) may
 // be replaced.
 bool log_inside(const std::string& path, const std::string& dir) {
@@ -205,7 +205,7 @@ bool log_inside(const std::string& path, const std::string& dir) {
   std::string head(4096, '\0');
   in.read(head.data(), static_cast<std::streamsize>(head.size()));
   head.resize(static_cast<std::size_t>(in.gcount()));
-  return head.find("denpex") == std::string::npos;
+  return !source::own_report_format(head) && !scan::is_findings(head);
 }
 
 // The --output specs, and the paths they must never replace: the inputs

@@ -40,6 +40,11 @@ struct UnitResult {
 
 } // namespace
 
+bool is_findings(std::string_view head) {
+  const auto first = head.substr(0, head.find('\n'));
+  return util::starts_with(first, "{\"type\":\"") && first.find("\"schema_version\":") != std::string_view::npos;
+}
+
 const std::vector<std::string>& error_line_patterns() {
   static const std::vector<std::string> k_patterns = {
       R"(\b[A-Z]\w*(?:Error|Exception)\b: )",
@@ -127,10 +132,6 @@ public:
   FindingsReader(const catalog::Catalog& cat, UnitResult& out, std::string name)
       : m_cat(cat), m_out(out), m_name(std::move(name)) {}
 
-  static bool recognise(std::string_view chunk) {
-    const auto first = chunk.substr(0, chunk.find('\n'));
-    return util::starts_with(first, "{\"type\":\"") && first.find("\"schema_version\":") != std::string_view::npos;
-  }
 
   // A record longer than the reader's line limit (a large merge's summary
   // lists every source it read) arrives in pieces, the last line of a chunk
@@ -1117,7 +1118,7 @@ void read_unit(source::InputOpener& opener, const source::InputUnit& unit, const
     if (!first) {
       diags.error(first.error());
     } else if (*first) {
-      if (options.findings_catalog != nullptr && FindingsReader::recognise((*first)->text)) {
+      if (options.findings_catalog != nullptr && scan::is_findings((*first)->text)) {
         out.sources.pop_back(); // the findings name their own sources, and count them
         --out.totals.sources;
         read_findings(reader, std::move(*first), *options.findings_catalog, out, info.name, diags);

@@ -318,6 +318,18 @@ case $case_name in
     [ "$rc" = 2 ] || failed "output onto its input: exit status $rc, expected 2"
     [ "$(cksum < "$out/in.log")" = "$sum" ] || failed "the input log was overwritten"
     grep -q "is also an input" "$out/stderr" || failed "no message for an output onto an input: $(cat "$out/stderr")"
+    # Inside an input directory: a log is refused even when it mentions
+    # denpex; denpex's own report there (the epilogue's) is replaced.
+    mkdir -p "$out/dir"
+    cp good.log "$out/dir/rank_3.log"
+    echo "pip install denpex; NCCL INFO Bootstrap: Using eth0" > "$out/dir/notes.log"
+    run diagnose --output json="$out/dir/notes.log" "$out/dir"
+    [ "$rc" = 2 ] || failed "output onto a log in an input directory: exit status $rc, expected 2"
+    grep -q "pip install denpex" "$out/dir/notes.log" || failed "a log in the input directory was overwritten"
+    for round in 1 2; do
+      run diagnose --output json="$out/dir/denpex.json" "$out/dir"
+      [ "$rc" = 1 ] || failed "the epilogue's report, round $round: exit status $rc, expected 1"
+    done
     run diagnose --output json="$out/r.json" --output sarif="$out/r.json" good.log
     [ "$rc" = 2 ] || failed "two outputs on one path: exit status $rc, expected 2"
     run diagnose --output json=/dev/null good.log

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <denpex/catalog/catalog.hpp>
@@ -78,6 +79,10 @@ using HitCallback = std::function<void(const correlate::Hit&, const correlate::S
 // incident offers; correlate::add_starting_points). Pass them
 // as MatcherOptions::extra_patterns so the sampler costs no second pass.
 const std::vector<std::string>& error_line_patterns();
+
+// Whether `head`, the first bytes of a file, starts like denpex's findings
+// (--format jsonl): such a file is merged, not read as a log.
+bool is_findings(std::string_view head);
 
 ScanResult run(source::InputOpener& opener, const std::vector<std::string>& paths, const matcher::Matcher& matcher,
                const ScanOptions& options, Diagnostics& diags, const HitCallback& on_hit = {});
