@@ -3,20 +3,25 @@
 BUILD ?= build/dev
 JOBS ?= 2
 CMAKE_FLAGS ?=
-DEBIAN_PACKAGES := build-essential cmake ninja-build pkg-config libre2-dev libcli11-dev nlohmann-json3-dev \
-                   libfmt-dev libspdlog-dev catch2 libexpected-dev libarchive-dev zlib1g-dev \
-                   python3 python3-jsonschema clang libclang-rt-14-dev prometheus prometheus-node-exporter chromium-headless-shell shellcheck python3-yaml zsh fish groff-base
+# What building the binary needs (`make demo`, `make build`) ...
+BUILD_PACKAGES := build-essential cmake ninja-build pkg-config libre2-dev libcli11-dev nlohmann-json3-dev \
+                  libfmt-dev libspdlog-dev libexpected-dev libarchive-dev zlib1g-dev \
+                  libzstd-dev liblz4-dev liblzma-dev libbz2-dev nettle-dev
 # Hyperscan (the prefilter) is packaged for amd64 only; elsewhere denpex uses RE2 alone.
 ifeq ($(shell dpkg --print-architecture 2>/dev/null),amd64)
-DEBIAN_PACKAGES += libhyperscan-dev
+BUILD_PACKAGES += libhyperscan-dev
 endif
+# ... and what only the tests use (`make test`, `make asan`, `make fuzz`).
+TEST_PACKAGES := catch2 python3 python3-jsonschema python3-yaml clang libclang-rt-14-dev prometheus \
+                 prometheus-node-exporter chromium-headless-shell shellcheck zsh fish groff-base
 
-.PHONY: all deps configure build test demo asan fuzz clean
+.PHONY: all build-deps deps configure build test demo asan fuzz clean
 
 all: build
 
-deps:
-	@missing=""; for p in $(DEBIAN_PACKAGES); do \
+# install-missing <packages>: apt-get installs those not installed yet.
+define install-missing
+	@missing=""; for p in $(1); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -24,9 +29,18 @@ deps:
 	  SUDO=; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
+endef
+
+build-deps:
+	$(call install-missing,$(BUILD_PACKAGES))
+
+deps: build-deps
+	$(call install-missing,$(TEST_PACKAGES))
+
+CONFIGURE = cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS)
 
 configure: deps
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS)
+	$(CONFIGURE)
 
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
@@ -35,7 +49,10 @@ CTEST_ARGS ?=
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) --no-tests=error $(CTEST_ARGS)
 
-demo: build
+# Only what the first answer needs: the build packages and the binary.
+demo: build-deps
+	$(CONFIGURE)
+	cmake --build $(BUILD) -j $(JOBS) --target denpex_cli
 	@echo "== denpex diagnose testdata/sample/ (8 ranks + the node's kernel log) =="
 	@# exit status 1 means "failure diagnosed", which is what the demo shows
 	@$(BUILD)/denpex diagnose testdata/sample/ || [ $$? -eq 1 ]

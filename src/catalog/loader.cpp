@@ -639,6 +639,58 @@ std::optional<std::size_t> Catalog::find(std::string_view id) const {
   return it->second;
 }
 
+void Catalog::defer_details(std::string_view blob, std::vector<std::uint32_t> details_at) {
+  DENPEX_ASSERT(details_at.size() <= m_entries.size());
+  m_deferred = std::make_unique<Deferred>();
+  m_deferred->blob = blob;
+  m_deferred->loaded = std::make_unique<std::atomic<bool>[]>(details_at.size());
+  m_deferred->at = std::move(details_at);
+}
+
+std::size_t Catalog::details_loaded() const {
+  if (!m_deferred) {
+    return 0;
+  }
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < m_deferred->at.size(); ++i) {
+    n += m_deferred->loaded[i].load(std::memory_order_acquire) ? 1 : 0;
+  }
+  return n;
+}
+
+void Catalog::load_details(std::size_t i) const {
+  const std::lock_guard<std::mutex> lock(m_deferred->mutex);
+  if (m_deferred->loaded[i].load(std::memory_order_relaxed)) {
+    return;
+  }
+  // The blob was read whole at load time, so its details read too.
+  const bool ok = read_details(m_deferred->blob, m_deferred->at[i], m_entries[i]);
+  DENPEX_ASSERT(ok);
+  m_deferred->loaded[i].store(true, std::memory_order_release);
+}
+
+void Catalog::add_all(std::vector<Signature> entries, Diagnostics& diags) {
+  if (!m_entries.empty()) {
+    for (auto& sig : entries) {
+      add(std::move(sig), diags);
+    }
+    return;
+  }
+  m_entries = std::move(entries);
+  for (std::size_t i = 0; i < m_entries.size(); ++i) {
+    if (!m_index.emplace(m_entries[i].id, i).second) {
+      // A duplicate: reported, and left out as add() would.
+      auto rest = std::vector<Signature>(std::make_move_iterator(m_entries.begin() + static_cast<std::ptrdiff_t>(i)),
+                                         std::make_move_iterator(m_entries.end()));
+      m_entries.resize(i);
+      for (auto& sig : rest) {
+        add(std::move(sig), diags);
+      }
+      return;
+    }
+  }
+}
+
 bool Catalog::add(Signature sig, Diagnostics& diags) {
   if (auto existing = find(sig.id)) {
     diags.error(Error{ErrorKind::invalid, sig.file + ": /id",
@@ -656,21 +708,22 @@ void Catalog::finalize(Diagnostics& diags) {
   for (auto& sig : m_entries) {
     auto check = [&](std::vector<std::string>& ids, const char* field, std::optional<Role> want, bool no_context) {
       std::vector<std::string> kept;
+      kept.reserve(ids.size());
       for (std::size_t i = 0; i < ids.size(); ++i) {
         const auto target = find(ids[i]);
-        const std::string where = sig.file + ": /" + field + "/" + std::to_string(i);
+        const auto where = [&] { return sig.file + ": /" + field + "/" + std::to_string(i); };
         if (!target) {
-          diags.error(Error{ErrorKind::invalid, where, "unknown entry id '" + ids[i] + "'"});
+          diags.error(Error{ErrorKind::invalid, where(), "unknown entry id '" + ids[i] + "'"});
         } else if (want && m_entries[*target].role != *want) {
-          diags.error(Error{ErrorKind::invalid, where,
+          diags.error(Error{ErrorKind::invalid, where(),
                             "'" + ids[i] + "' is a " + std::string(to_string(m_entries[*target].role)) + ", not a " +
                                 std::string(to_string(*want))});
         } else if (no_context && m_entries[*target].role == Role::context) {
-          diags.error(Error{ErrorKind::invalid, where, "'" + ids[i] + "' is a context entry; context uses refines"});
+          diags.error(Error{ErrorKind::invalid, where(), "'" + ids[i] + "' is a context entry; context uses refines"});
         } else if (*target == static_cast<std::size_t>(&sig - m_entries.data())) {
-          diags.error(Error{ErrorKind::invalid, where, "an entry cannot refer to itself"});
+          diags.error(Error{ErrorKind::invalid, where(), "an entry cannot refer to itself"});
         } else {
-          kept.push_back(ids[i]);
+          kept.push_back(std::move(ids[i]));
         }
       }
       ids = std::move(kept);
@@ -751,10 +804,15 @@ Catalog load_catalog(const LoadOptions& options, Diagnostics& diags) {
     }
   };
   if (options.builtin) {
-    auto prebuilt = options.prebuilt.empty() ? std::nullopt : deserialize(options.prebuilt, options.examples);
+    std::vector<std::uint32_t> details_at;
+    auto prebuilt = options.prebuilt.empty() ? std::nullopt
+                                             : deserialize(options.prebuilt, options.examples,
+                                                           options.details_on_demand ? &details_at : nullptr);
     if (prebuilt) {
-      for (auto& sig : *prebuilt) {
-        catalog.add(std::move(sig), diags);
+      catalog.add_all(std::move(*prebuilt), diags); // built-in ids are unique (the build checked)
+      if (options.details_on_demand) {
+        DENPEX_ASSERT(catalog.size() == details_at.size());
+        catalog.defer_details(options.prebuilt, std::move(details_at));
       }
     } else {
       load(builtin_files());

@@ -1,6 +1,7 @@
 // The built-in catalog's binary form (serialize.hpp). Fields are written in
-// declaration order; a new field in Signature needs a line in both
-// directions and a new k_version.
+// declaration order, except the details (write_details), which come as one
+// block so that a reader can step past them and come back; a new field in
+// Signature needs a line in both directions and a new k_version.
 #include <denpex/catalog/serialize.hpp>
 
 #include <cstdint>
@@ -10,7 +11,7 @@ namespace denpex::catalog {
 namespace {
 
 constexpr std::string_view k_magic = "denpex-catalog\n";
-constexpr std::uint32_t k_version = 5;
+constexpr std::uint32_t k_version = 7;
 
 class Writer {
 public:
@@ -34,6 +35,17 @@ public:
     for (const auto& [a, b] : v) {
       str(a);
       str(b);
+    }
+  }
+  // A length-prefixed block, so that a reader can step over it in one jump
+  // without touching its pages.
+  template <typename Body> void block(Body&& body) {
+    const auto at = out.size();
+    u32(0);
+    body();
+    const auto n = static_cast<std::uint32_t>(out.size() - at - 4);
+    for (int i = 0; i < 4; ++i) {
+      out[at + static_cast<std::size_t>(i)] = static_cast<char>((n >> (8 * i)) & 0xff);
     }
   }
   std::string out;
@@ -83,21 +95,6 @@ public:
     }
     return v;
   }
-  // Past a string without copying it.
-  void skip_str() {
-    const auto n = u32();
-    if (n > m_in.size()) {
-      m_bad = true;
-      return;
-    }
-    m_in.remove_prefix(n);
-  }
-  void skip_strs(std::uint32_t per_item = 1) {
-    const auto n = count();
-    for (std::uint32_t i = 0; i < n * per_item && !m_bad; ++i) {
-      skip_str();
-    }
-  }
   std::vector<std::pair<std::string, std::string>> pairs() {
     std::vector<std::pair<std::string, std::string>> v(count());
     for (auto& [a, b] : v) {
@@ -106,8 +103,23 @@ public:
     }
     return v;
   }
+  // The next block's bytes (Writer::block), stepped over.
+  std::string_view block() {
+    const auto n = u32();
+    if (n > m_in.size()) {
+      m_bad = true;
+      return {};
+    }
+    const auto b = m_in.substr(0, n);
+    m_in.remove_prefix(n);
+    return b;
+  }
   [[nodiscard]] bool bad() const { return m_bad; }
   void set_bad() { m_bad = true; } // read, but not what the writer wrote
+  // Where the next read starts, as an offset into `whole` (which m_in is a suffix of).
+  [[nodiscard]] std::size_t offset_in(std::string_view whole) const {
+    return static_cast<std::size_t>(m_in.data() - whole.data());
+  }
   [[nodiscard]] bool done() const { return m_in.empty(); }
 
 private:
@@ -158,21 +170,14 @@ void write_examples(Writer& w, const Signature& sig) {
   w.strs(sig.no_match_examples);
 }
 
-// The examples, or (`keep` false: diagnose and grep never show them) past
-// them without copying a byte.
-void read_examples(Reader& r, Signature& sig, bool keep) {
+// The examples, or (`keep` false: diagnose and grep never show them) a
+// jump past them.
+void read_examples(Reader& outer, Signature& sig, bool keep) {
+  const auto bytes = outer.block();
   if (!keep) {
-    const auto n = r.count();
-    for (std::uint32_t i = 0; i < n; ++i) {
-      r.skip_str();     // line
-      r.skip_str();     // signal
-      r.skip_strs(2);   // captures
-      r.skip_strs(2);   // context
-      r.skip_str();     // origin
-    }
-    r.skip_strs();      // near-misses
     return;
   }
+  Reader r(bytes);
   sig.match_examples.resize(r.count());
   for (auto& ex : sig.match_examples) {
     ex.line = r.str();
@@ -186,6 +191,46 @@ void read_examples(Reader& r, Signature& sig, bool keep) {
     ex.origin = r.str();
   }
   sig.no_match_examples = r.strs();
+  if (r.bad() || !r.done()) {
+    outer.set_bad();
+  }
+}
+
+// The prose only a report shows (LoadOptions::details_on_demand).
+void write_details(Writer& w, const Signature& sig) {
+  w.str(sig.root_cause);
+  w.str(sig.fix.summary);
+  w.pairs(sig.fix.env);
+  w.strs(sig.fix.steps);
+  w.strs(sig.fix.commands);
+  w.pairs(sig.fix.stacks);
+  w.str(sig.verify.summary);
+  w.strs(sig.verify.commands);
+  w.str(sig.prevention);
+  w.str(sig.affected);
+  std::vector<std::pair<std::string, std::string>> refs;
+  for (const auto& ref : sig.references) {
+    refs.emplace_back(ref.title, ref.url);
+  }
+  w.pairs(refs);
+}
+
+void read_details(Reader& r, Signature& sig) {
+  sig.root_cause = r.str();
+  sig.fix.summary = r.str();
+  sig.fix.env = r.pairs();
+  sig.fix.steps = r.strs();
+  sig.fix.commands = r.strs();
+  sig.fix.stacks = r.pairs();
+  sig.verify.summary = r.str();
+  sig.verify.commands = r.strs();
+  sig.prevention = r.str();
+  sig.affected = r.str();
+  auto refs = r.pairs();
+  sig.references.reserve(refs.size());
+  for (auto& [title, url] : refs) {
+    sig.references.push_back({std::move(title), std::move(url)});
+  }
 }
 
 void write_signature(Writer& w, const Signature& sig) {
@@ -205,29 +250,16 @@ void write_signature(Writer& w, const Signature& sig) {
   w.strs(sig.explains);
   w.strs(sig.refines);
   w.strs(sig.requires_any);
-  w.str(sig.root_cause);
-  w.str(sig.fix.summary);
-  w.pairs(sig.fix.env);
-  w.strs(sig.fix.steps);
-  w.strs(sig.fix.commands);
-  w.pairs(sig.fix.stacks);
-  w.str(sig.verify.summary);
-  w.strs(sig.verify.commands);
-  w.str(sig.prevention);
-  w.str(sig.affected);
   w.str(sig.headline);
   w.strs(sig.related);
-  std::vector<std::pair<std::string, std::string>> refs;
-  for (const auto& ref : sig.references) {
-    refs.emplace_back(ref.title, ref.url);
-  }
-  w.pairs(refs);
-  write_examples(w, sig);
+  w.block([&] { write_details(w, sig); });
+  w.block([&] { write_examples(w, sig); });
   w.str(sig.file);
   w.u32(sig.builtin ? 1 : 0);
 }
 
-Signature read_signature(Reader& r, bool examples) {
+// `details_at` set: the details are skipped and their offset in `blob` stored there.
+Signature read_signature(Reader& r, bool examples, std::string_view blob, std::uint32_t* details_at) {
   Signature sig;
   sig.id = r.str();
   sig.title = r.str();
@@ -248,20 +280,18 @@ Signature read_signature(Reader& r, bool examples) {
   sig.explains = r.strs();
   sig.refines = r.strs();
   sig.requires_any = r.strs();
-  sig.root_cause = r.str();
-  sig.fix.summary = r.str();
-  sig.fix.env = r.pairs();
-  sig.fix.steps = r.strs();
-  sig.fix.commands = r.strs();
-  sig.fix.stacks = r.pairs();
-  sig.verify.summary = r.str();
-  sig.verify.commands = r.strs();
-  sig.prevention = r.str();
-  sig.affected = r.str();
   sig.headline = r.str();
   sig.related = r.strs();
-  for (auto& [title, url] : r.pairs()) {
-    sig.references.push_back({std::move(title), std::move(url)});
+  const auto details_from = r.offset_in(blob); // the block's length, then the block
+  const auto details = r.block();
+  if (details_at != nullptr) {
+    *details_at = static_cast<std::uint32_t>(details_from);
+  } else {
+    Reader d(details);
+    read_details(d, sig);
+    if (d.bad() || !d.done()) {
+      r.set_bad();
+    }
   }
   read_examples(r, sig, examples);
   sig.file = r.str();
@@ -282,8 +312,9 @@ std::string serialize(const std::vector<Signature>& entries) {
   return std::move(w.out);
 }
 
-std::optional<std::vector<Signature>> deserialize(std::string_view blob, bool examples) {
-  if (blob.substr(0, k_magic.size()) != k_magic) {
+std::optional<std::vector<Signature>> deserialize(std::string_view blob, bool examples,
+                                                  std::vector<std::uint32_t>* details_at) {
+  if (blob.substr(0, k_magic.size()) != k_magic || blob.size() > 0xffffffffu) {
     return std::nullopt;
   }
   Reader r(blob.substr(k_magic.size()));
@@ -291,8 +322,11 @@ std::optional<std::vector<Signature>> deserialize(std::string_view blob, bool ex
     return std::nullopt;
   }
   std::vector<Signature> entries(r.count());
-  for (auto& sig : entries) {
-    sig = read_signature(r, examples);
+  if (details_at != nullptr) {
+    details_at->assign(entries.size(), 0);
+  }
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    entries[i] = read_signature(r, examples, blob, details_at != nullptr ? &(*details_at)[i] : nullptr);
     if (r.bad()) {
       return std::nullopt;
     }
@@ -301,6 +335,16 @@ std::optional<std::vector<Signature>> deserialize(std::string_view blob, bool ex
     return std::nullopt;
   }
   return entries;
+}
+
+bool read_details(std::string_view blob, std::uint32_t at, Signature& sig) {
+  if (at >= blob.size()) {
+    return false;
+  }
+  Reader r(blob.substr(at));
+  Reader d(r.block());
+  read_details(d, sig);
+  return !r.bad() && !d.bad() && d.done();
 }
 
 } // namespace denpex::catalog

@@ -68,6 +68,7 @@ double ms_since_start() {
 Expected<catalog::Catalog> load_catalog(const CommonArgs& common, Diagnostics& diags, bool examples) {
   catalog::LoadOptions lo;
   lo.examples = examples;
+  lo.details_on_demand = !examples; // diagnose and grep: the prose of the entries a report shows, when it shows them
   lo.builtin = !common.no_builtin;
   lo.dirs = common.signature_dirs;
   lo.prebuilt = catalog::builtin_catalog_blob();

@@ -460,6 +460,7 @@ Status run_diagnose(const CommonArgs& common, const DiagnoseArgs& args, Diagnost
   for (const auto& o : outputs) {
     write_output(o.path, diags, [&](std::ostream& out) { print(out, *o.format, to); });
   }
+  spdlog::info("report: the details of {} of {} entries read", cat->details_loaded(), cat->size());
   if (const int signo = source::stop_signal(); signo != 0) {
     return Outcome::answered(128 + signo); // interrupted: the shell's convention (130, 143), after the report
   }

@@ -105,7 +105,7 @@ int run(int argc, char** argv) {
     // One entry per built-in file (the loader rejects anything else), so
     // nothing needs parsing here.
     return fmt::format("denpex {} (catalog {}, {} signatures)", DENPEX_VERSION, catalog::builtin_version(),
-                       catalog::builtin_files().size());
+                       catalog::builtin_file_count());
   });
   app.require_subcommand(1);
   app.formatter(wrapping_formatter(text_width()));

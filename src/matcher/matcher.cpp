@@ -312,7 +312,7 @@ Expected<Matcher> Matcher::compile(const catalog::Catalog& catalog, const Matche
   auto impl = std::make_unique<Impl>();
   std::vector<std::string_view> sources; // every pattern, signals then extras, without "(?m)"
   for (std::uint32_t s = 0; s < catalog.size(); ++s) {
-    const auto& sig = catalog.at(s);
+    const auto& sig = catalog.entries()[s]; // signals only: no entry's details are read
     if (options.include && !options.include(sig)) {
       continue;
     }

@@ -77,11 +77,12 @@ std::size_t drop_crlf_cr(char* p, std::size_t len) {
 LineReader::LineReader(ByteStream& stream, std::string name, ReaderOptions options)
     : m_stream(stream), m_name(std::move(name)), m_options(options) {
   m_options.max_line = std::clamp<std::size_t>(m_options.max_line, 16, m_options.buffer_size / 2);
-  m_buf.resize(m_options.buffer_size);
+  m_cap = m_options.buffer_size;
+  m_buf.reset(new char[m_cap]); // NOLINT: deliberately uninitialised (see the header)
 }
 
 Chunk LineReader::emit(std::size_t len) {
-  char* p = m_buf.data() + m_begin;
+  char* p = m_buf.get() + m_begin;
   const std::size_t text_len = drop_crlf_cr(p, len);
   make_soft_breaks(p, text_len, m_soft, m_stats.nul_bytes);
   const auto newlines = util::count_newlines(std::string_view(p, text_len)) - m_soft.size();
@@ -99,16 +100,16 @@ Expected<std::optional<Chunk>> LineReader::next() {
   for (;;) {
     const std::size_t avail = m_end - m_begin;
     if (avail > 0) {
-      const char* nl = find_last_newline(m_buf.data() + m_begin, avail);
+      const char* nl = find_last_newline(m_buf.get() + m_begin, avail);
       if (nl != nullptr) {
         m_in_long_line = false;
-        return emit(static_cast<std::size_t>(nl - (m_buf.data() + m_begin)) + 1);
+        return emit(static_cast<std::size_t>(nl - (m_buf.get() + m_begin)) + 1);
       }
       if (m_eof) {
         return emit(avail);
       }
       if (avail >= m_options.max_line) {
-        if (const auto cut = soft_cut(m_buf.data() + m_begin, avail, m_options.max_line); cut > 0) {
+        if (const auto cut = soft_cut(m_buf.get() + m_begin, avail, m_options.max_line); cut > 0) {
           // A long run of progress-bar redraws (or NULs): cut after the last
           // soft break, which ends a line for matching; nothing was cut.
           m_in_long_line = false;
@@ -139,11 +140,11 @@ Expected<std::optional<Chunk>> LineReader::next() {
 
     // Need more bytes: keep the partial line, move it to the front, read.
     if (m_begin > 0) {
-      std::memmove(m_buf.data(), m_buf.data() + m_begin, m_end - m_begin);
+      std::memmove(m_buf.get(), m_buf.get() + m_begin, m_end - m_begin);
       m_end -= m_begin;
       m_begin = 0;
     }
-    std::size_t room = m_buf.size() - m_end;
+    std::size_t room = m_cap - m_end;
     if (m_options.max_bytes != 0) {
       const auto left = m_options.max_bytes - std::min(m_options.max_bytes, m_stats.bytes);
       if (left == 0) {
@@ -157,7 +158,7 @@ Expected<std::optional<Chunk>> LineReader::next() {
       }
       room = std::min<std::size_t>(room, static_cast<std::size_t>(left));
     }
-    auto got = m_stream.read(m_buf.data() + m_end, room);
+    auto got = m_stream.read(m_buf.get() + m_end, room);
     if (!got) {
       m_stats.truncated = true;
       m_error = std::move(got.error());

@@ -22,7 +22,11 @@ for f in ./usr/bin/denpex ./usr/share/man/man1/denpex.1 ./usr/share/bash-complet
   grep -q " $f\$" <<< "$contents" || { echo "FAIL: $f is not in the package"; fail=1; }
 done
 depends=$(dpkg-deb -f "$deb" Depends)
+# libc6 always; RE2 and libarchive only where the binary links them shared
+# (-DDENPEX_STATIC_DEPS=OFF), and then the package must name them.
+needed=$(readelf -d "$build/denpex" 2>/dev/null | grep NEEDED)
 for lib in libre2 libarchive libc6; do
+  [ "$lib" = libc6 ] || grep -q "\[$lib\." <<< "$needed" || continue
   grep -q "$lib" <<< "$depends" || { echo "FAIL: Depends lacks $lib: $depends"; fail=1; }
 done
 if command -v lintian > /dev/null; then

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <denpex/catalog/catalog.hpp>
+#include <denpex/catalog/serialize.hpp>
 #include <denpex/matcher/matcher.hpp>
 #include <denpex/selftest/selftest.hpp>
 #include <denpex/util/diagnostics.hpp>
@@ -450,6 +451,7 @@ TEST_CASE("catalog::load_catalog: without examples, built-in entries are the sam
   CHECK(diags.size() == 0);
   REQUIRE(lean.size() == full.size());
   CHECK(denpex::catalog::builtin_files().size() == full.size()); // --version counts files
+  CHECK(denpex::catalog::builtin_file_count() == full.size());
   for (std::uint32_t s = 0; s < full.size(); ++s) {
     INFO(full.at(s).id);
     CHECK(lean.at(s).id == full.at(s).id);
@@ -543,4 +545,45 @@ TEST_CASE("selftest::lint: a pattern without a required literal is flagged", "[c
   CHECK_THAT(slow.warnings[0].what, Catch::Contains("no literal of 3 or more bytes"));
   const auto fast = lint_of("F\\d{4} \\d\\d:\\d\\d:\\d+(?:\\.\\d+)?\\s+\\d+\\s+(?P<location>[\\w./+-]+\\.cc:\\d+)\\] ");
   CHECK(fast.warnings.empty());
+}
+
+TEST_CASE("catalog::load_catalog: details on demand are read by at(), once, and equal the eager ones", "[catalog]") {
+  Diagnostics diags;
+  denpex::catalog::LoadOptions eager_options{true, {}, false};
+  eager_options.prebuilt = denpex::catalog::builtin_catalog_blob();
+  auto lazy_options = eager_options;
+  lazy_options.details_on_demand = true;
+  const auto eager = denpex::catalog::load_catalog(eager_options, diags);
+  const auto lazy = denpex::catalog::load_catalog(lazy_options, diags);
+  CHECK(diags.size() == 0);
+  REQUIRE(lazy.size() == eager.size());
+  CHECK(eager.details_loaded() == 0); // nothing deferred
+  CHECK(lazy.details_loaded() == 0);
+  const auto id = lazy.find("nccl.nvls.cuda-700");
+  REQUIRE(id);
+  CHECK(lazy.entries()[*id].root_cause.empty()); // not read yet
+  CHECK(lazy.entries()[*id].signals.size() == eager.at(*id).signals.size());
+  CHECK(lazy.at(*id).root_cause == eager.at(*id).root_cause);
+  CHECK(lazy.details_loaded() == 1);
+  for (std::size_t s = 0; s < lazy.size(); ++s) {
+    INFO(eager.at(s).id);
+    const auto& a = lazy.at(s);
+    const auto& b = eager.at(s);
+    CHECK(a.root_cause == b.root_cause);
+    CHECK(a.fix.summary == b.fix.summary);
+    CHECK(a.fix.env == b.fix.env);
+    CHECK(a.fix.steps == b.fix.steps);
+    CHECK(a.fix.commands == b.fix.commands);
+    CHECK(a.fix.stacks == b.fix.stacks);
+    CHECK(a.verify.summary == b.verify.summary);
+    CHECK(a.verify.commands == b.verify.commands);
+    CHECK(a.prevention == b.prevention);
+    CHECK(a.affected == b.affected);
+    REQUIRE(a.references.size() == b.references.size());
+    for (std::size_t r = 0; r < a.references.size(); ++r) {
+      CHECK(a.references[r].url == b.references[r].url);
+    }
+    CHECK_FALSE(b.root_cause.empty());
+  }
+  CHECK(lazy.details_loaded() == lazy.size());
 }

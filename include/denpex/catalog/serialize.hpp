@@ -5,6 +5,7 @@
 // entry fails the build) and serializes what the loader made of them.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,8 +21,16 @@ std::string serialize(const std::vector<Signature>& entries);
 
 // The entries back, or nullopt for a blob of another version or a damaged
 // one. `examples` false leaves the examples out (diagnose and grep never
-// show them).
-std::optional<std::vector<Signature>> deserialize(std::string_view blob, bool examples = true);
+// show them). With `details_at`, each entry's details (the prose only a
+// report shows: root cause, fix, verify, prevention, affected, references)
+// are left out too, and where they start is stored there, one offset per
+// entry, for read_details.
+std::optional<std::vector<Signature>> deserialize(std::string_view blob, bool examples = true,
+                                                  std::vector<std::uint32_t>* details_at = nullptr);
+
+// Reads the details deferred by deserialize into `sig`; false if the blob
+// does not hold them there.
+bool read_details(std::string_view blob, std::uint32_t at, Signature& sig);
 
 // The built-in catalog as serialized at build time; defined by the generated
 // library denpex_builtin_catalog.

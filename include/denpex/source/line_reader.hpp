@@ -1,6 +1,7 @@
 // denpex::source — splits a ByteStream into Chunks that end on line boundaries.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,7 +45,10 @@ private:
   ByteStream& m_stream;
   std::string m_name;
   ReaderOptions m_options;
-  std::vector<char> m_buf;
+  // Not zeroed: a page of it is touched only when input is read into it
+  // (an empty or small input costs no more than it needs).
+  std::unique_ptr<char[]> m_buf;
+  std::size_t m_cap = 0;
   std::size_t m_begin = 0;
   std::size_t m_end = 0;
   std::uint64_t m_line = 1;
