@@ -71,14 +71,17 @@ if(HS_FOUND)
   denpex_static_target(denpex::hs ARCHIVES hs LINK m SHARED PkgConfig::HS)
 endif()
 
-# fmt and spdlog as header-only libraries when linking statically (Debian
-# ships neither as a static archive).
+# fmt and spdlog: Debian ships neither as a static archive, so their
+# compiled parts are compiled here, once (src/deps/).
 add_library(denpex::fmt INTERFACE IMPORTED GLOBAL)
 add_library(denpex::spdlog INTERFACE IMPORTED GLOBAL)
 if(DENPEX_STATIC_DEPS)
-  target_link_libraries(denpex::fmt INTERFACE fmt::fmt-header-only)
-  target_compile_definitions(denpex::spdlog INTERFACE SPDLOG_FMT_EXTERNAL)
-  target_link_libraries(denpex::spdlog INTERFACE denpex::fmt Threads::Threads)
+  add_library(denpex_fmt_impl STATIC "${PROJECT_SOURCE_DIR}/src/deps/fmt.cpp")
+  add_library(denpex_spdlog_impl STATIC "${PROJECT_SOURCE_DIR}/src/deps/spdlog.cpp")
+  target_compile_definitions(denpex_spdlog_impl PUBLIC SPDLOG_COMPILED_LIB SPDLOG_FMT_EXTERNAL)
+  target_link_libraries(denpex_spdlog_impl PUBLIC denpex_fmt_impl Threads::Threads)
+  target_link_libraries(denpex::fmt INTERFACE denpex_fmt_impl)
+  target_link_libraries(denpex::spdlog INTERFACE denpex_spdlog_impl)
 else()
   target_link_libraries(denpex::fmt INTERFACE fmt::fmt)
   target_link_libraries(denpex::spdlog INTERFACE spdlog::spdlog)

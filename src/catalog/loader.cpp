@@ -177,6 +177,9 @@ void parse_signals(Fields& top, const json& root, Signature& sig, const CatalogF
     if (auto a = f.boolean("anchor")) {
       sigl.anchor = *a;
     }
+    if (auto a = f.boolean("presence")) {
+      sigl.presence = *a;
+    }
     if (const auto lb = f.string("lookback", false); lb == "python-traceback") {
       sigl.lookback = Signal::Lookback::python_traceback;
     } else if (lb == "cxx-terminate") {
@@ -613,6 +616,15 @@ std::optional<Signature> parse_signature(const CatalogFile& file, Diagnostics& d
   parse_identity(f, file, sig);
   sig.tags = f.strings("tags", false);
   parse_signals(f, *root, sig, file, diags, ok);
+  for (std::size_t i = 0; i < sig.signals.size(); ++i) {
+    // A cause or symptom needs every match: each one is a rank and a time.
+    if (sig.signals[i].presence && sig.role != Role::context) {
+      f.fail("/signals/" + std::to_string(i) + "/presence", "only a context entry's signal may be a presence signal");
+    } else if (sig.signals[i].presence && sig.signals[i].when) {
+      // Its first match is the only one looked at: a `when` failing there would hide the rest.
+      f.fail("/signals/" + std::to_string(i) + "/presence", "a presence signal cannot have a 'when'");
+    }
+  }
   check_relations(f, sig);
   sig.root_cause = f.string("root_cause", true);
   parse_fix_verify(f, file, diags, ok, sig);

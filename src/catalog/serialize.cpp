@@ -11,7 +11,7 @@ namespace denpex::catalog {
 namespace {
 
 constexpr std::string_view k_magic = "denpex-catalog\n";
-constexpr std::uint32_t k_version = 7;
+constexpr std::uint32_t k_version = 8;
 
 class Writer {
 public:
@@ -133,6 +133,7 @@ void write_signal(Writer& w, const Signal& s) {
   w.str(s.description);
   w.str(s.if_missing);
   w.u32(s.anchor ? 1 : 0);
+  w.u32(s.presence ? 1 : 0);
   w.u32(static_cast<std::uint32_t>(s.lookback));
   w.str(s.when ? s.when->text() : std::string());
 }
@@ -144,6 +145,7 @@ Signal read_signal(Reader& r) {
   s.description = r.str();
   s.if_missing = r.str();
   s.anchor = r.u32() != 0;
+  s.presence = r.u32() != 0;
   const auto lookback = r.u32();
   s.lookback = lookback <= static_cast<std::uint32_t>(Signal::Lookback::cxx_terminate)
                    ? static_cast<Signal::Lookback>(lookback)

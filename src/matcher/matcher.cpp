@@ -26,9 +26,10 @@ namespace {
 class Pattern {
 public:
   Pattern(std::uint32_t signature_, std::uint32_t signal_, std::string pattern,
-          std::shared_ptr<const RE2> compiled, std::optional<catalog::Condition> when_ = std::nullopt)
-      : signature(signature_), signal(signal_), when(std::move(when_)), m_pattern(std::move(pattern)),
-        m_re(std::move(compiled)) {}
+          std::shared_ptr<const RE2> compiled, std::optional<catalog::Condition> when_ = std::nullopt,
+          bool presence_ = false)
+      : signature(signature_), signal(signal_), when(std::move(when_)), presence(presence_),
+        m_pattern(std::move(pattern)), m_re(std::move(compiled)) {}
 
   // Compiled on first use. The flag spares the hot path std::call_once's
   // own cost (it sets thread-locals before it looks at the once_flag).
@@ -80,6 +81,8 @@ public:
   const std::uint32_t signal;
   // The signal's `when`: a match whose captures fail it is no match.
   const std::optional<catalog::Condition> when;
+  // catalog::Signal::presence: its first match is all a sink wants.
+  const bool presence;
 
   // Whether these captures satisfy `when` (true without one).
   bool accepts(const std::vector<Capture>& captures) const {
@@ -220,6 +223,28 @@ struct Matcher::Impl {
 
   bool find_on_line(std::uint32_t p, std::string_view text, std::size_t from, std::size_t to,
                     std::vector<Hit>& hits) const;
+  void find_first(std::uint32_t p, std::string_view text, std::size_t from, std::size_t to,
+                  std::vector<Hit>& hits) const;
+  // Searches text[from, to) for pattern p (find_all), unless p is a presence
+  // signal already found in this chunk (`present`) or no longer wanted by
+  // the sink.
+  void search(std::uint32_t p, std::string_view text, std::size_t from, std::size_t to, std::vector<Hit>& hits,
+              std::vector<std::uint32_t>& present, MatchSink& sink,
+              std::size_t last_end = std::string_view::npos) const {
+    const Pattern& pat = patterns[p];
+    if (!pat.presence) {
+      find_all(p, text, from, to, hits, last_end);
+      return;
+    }
+    if (std::find(present.begin(), present.end(), p) != present.end() || !sink.wants(pat.signature, pat.signal)) {
+      return;
+    }
+    const auto before = hits.size();
+    find_first(p, text, from, to, hits);
+    if (hits.size() > before) {
+      present.push_back(p);
+    }
+  }
 
   // Finds every hit of pattern `p` in text[from, to) (whole lines) and
   // appends it to `hits`. Only where each match is: one DFA search (the
@@ -271,6 +296,38 @@ struct Matcher::Impl {
   }
 };
 
+// A presence signal's first match in text[from, to), if any: one search.
+void Matcher::Impl::find_first(std::uint32_t p, std::string_view text, std::size_t from, std::size_t to,
+                               std::vector<Hit>& hits) const {
+  const RE2& re = patterns[p].re();
+  re2::StringPiece m;
+  for (std::size_t pos = from; pos < to;) {
+    if (!re.Match(re2::StringPiece(text.data(), text.size()), pos, to, RE2::UNANCHORED, &m, 1)) {
+      return;
+    }
+    const auto begin = static_cast<std::size_t>(m.data() - text.data());
+    const void* nl = begin > 0 ? ::memrchr(text.data(), '\n', begin) : nullptr;
+    const std::size_t line_start =
+        nl == nullptr ? 0 : static_cast<std::size_t>(static_cast<const char*>(nl) - text.data()) + 1;
+    std::size_t line_end = text.find('\n', begin);
+    if (line_end == std::string_view::npos || line_end > to) {
+      line_end = to;
+    }
+    if (begin + m.size() <= line_end) {
+      hits.push_back(Hit{line_start, line_end, begin, begin + m.size(), p});
+      return;
+    }
+    // Across a newline (see find_all): that line again, alone.
+    if (re.Match(re2::StringPiece(text.data(), text.size()), std::max(pos, line_start), line_end, RE2::UNANCHORED, &m,
+                 1)) {
+      const auto b = static_cast<std::size_t>(m.data() - text.data());
+      hits.push_back(Hit{line_start, line_end, b, b + m.size(), p});
+      return;
+    }
+    pos = line_end + 1;
+  }
+}
+
 // One line the prefilter named, text[from, to), for a pattern whose every
 // match starts with its literal prefix. Where the prefix occurs once on the
 // line, that is where the only possible match starts: RE2 runs anchored
@@ -317,7 +374,8 @@ Expected<Matcher> Matcher::compile(const catalog::Catalog& catalog, const Matche
       continue;
     }
     for (std::uint32_t k = 0; k < sig.signals.size(); ++k) {
-      impl->patterns.emplace_back(s, k, "(?m)" + sig.signals[k].pattern, sig.signals[k].compiled, sig.signals[k].when);
+      impl->patterns.emplace_back(s, k, "(?m)" + sig.signals[k].pattern, sig.signals[k].compiled, sig.signals[k].when,
+                                  sig.signals[k].presence);
       sources.push_back(sig.signals[k].pattern);
     }
   }
@@ -330,8 +388,12 @@ Expected<Matcher> Matcher::compile(const catalog::Catalog& catalog, const Matche
   if (options.prefilter) {
     std::vector<std::optional<std::string>> expressions;
     expressions.reserve(sources.size());
-    for (const auto p : sources) {
-      expressions.push_back(hyperscan_expression(p));
+    for (std::size_t k = 0; k < sources.size(); ++k) {
+      auto e = hyperscan_expression(sources[k]);
+      if (e && k < impl->patterns.size() && impl->patterns[k].presence) {
+        e = std::string(k_presence_mark) + *e;
+      }
+      expressions.push_back(std::move(e));
     }
     impl->prefilter = detail::Prefilter::build(expressions, options.prebuilt_prefilter, unfiltered);
   } else {
@@ -474,10 +536,12 @@ bool Matcher::confirm(const source::Chunk& chunk, const Candidates& found, Match
   }
 
   thread_local std::vector<Hit> hits;
+  thread_local std::vector<std::uint32_t> present; // presence signals found in this chunk
   hits.clear();
+  present.clear();
   // The lines the prefilter named: one RE2 search of each.
   for (const auto& l : found.lines) {
-    impl.find_all(l.pattern, text, l.begin, l.end, hits, l.last_end);
+    impl.search(l.pattern, text, l.begin, l.end, hits, present, sink, l.last_end);
   }
   // The patterns to search for over the whole chunk.
   const auto& whole = found.whole;
@@ -486,7 +550,7 @@ bool Matcher::confirm(const source::Chunk& chunk, const Candidates& found, Match
   if (signals <= k_whole_chunk_max) {
     // The usual case: a few patterns, each searched over the whole chunk.
     for (std::size_t k = 0; k < signals; ++k) {
-      impl.find_all(static_cast<std::uint32_t>(whole[k]), text, 0, text.size(), hits);
+      impl.search(static_cast<std::uint32_t>(whole[k]), text, 0, text.size(), hits, present, sink);
     }
   } else {
     // Many patterns in one chunk (a log that is all errors, without the
@@ -507,7 +571,7 @@ bool Matcher::confirm(const source::Chunk& chunk, const Candidates& found, Match
       for (const int p : on_line.patterns()) {
         if (static_cast<std::size_t>(p) < impl.patterns.size() &&
             std::binary_search(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(signals), p)) {
-          impl.find_all(static_cast<std::uint32_t>(p), text, start, end, hits);
+          impl.search(static_cast<std::uint32_t>(p), text, start, end, hits, present, sink);
         }
       }
       start = end + 1;
@@ -546,6 +610,7 @@ bool Matcher::confirm(const source::Chunk& chunk, const Candidates& found, Match
     ev.chunk = text;
     ev.line_pos = h.line_start;
     ev.match_pos = h.match_begin - h.line_start;
+    ev.presence = pat.presence;
     if (!sink.matched(ev)) {
       return false;
     }

@@ -19,6 +19,11 @@ bool is_ascii(unsigned char c) { return c < 0x80; }
 // RE2's \s, spelled out: Hyperscan's \s also takes \v, so its \S would miss
 // a \v that RE2's \S matches.
 constexpr std::string_view k_space = "\\t\\n\\f\\r ";
+// ... less the newline, where \s takes part in a match: the matcher accepts
+// only matches within one line (Impl::find_all), so a prefilter expression
+// need not follow one across a newline, and one that may (`count:\s*[1-9]`)
+// keeps an automaton running into the next line, on every line.
+constexpr std::string_view k_space_in_line = "\\t\\f\\r ";
 
 // Scans one character class starting at p[i] == '['. Appends its Hyperscan
 // form to `out`, sets `wide` if it can match a non-ASCII code point in RE2,
@@ -26,8 +31,10 @@ constexpr std::string_view k_space = "\\t\\n\\f\\r ";
 std::size_t translate_class(std::string_view p, std::size_t i, std::string& out, bool& wide) {
   out += '[';
   ++i;
+  bool negated = false;
   if (i < p.size() && p[i] == '^') {
     wide = true;
+    negated = true;
     out += '^';
     ++i;
   }
@@ -60,7 +67,7 @@ std::size_t translate_class(std::string_view p, std::size_t i, std::string& out,
       }
       const char e = p[i + 1];
       if (e == 's') {
-        out += k_space;
+        out += negated ? k_space : k_space_in_line; // [^\s] still never takes a newline
       } else if (e == 'S' || e == 'W' || e == 'D') {
         // [\S...]: no byte-mode spelling that keeps RE2's \S exactly.
         return std::string_view::npos;
@@ -128,11 +135,62 @@ std::size_t group_end(std::string_view p) {
 // Measured on the benchmark log: 40% and 30% of the scan time.
 constexpr std::string_view k_common_prefixes[] = {"NCCL INFO ", "comm 0x[0-9a-fA-F]+ "};
 
+std::size_t atom_end(std::string_view p, std::size_t i);
+std::size_t quantifier_end(std::string_view p, std::size_t i);
+char literal_byte(std::string_view atom);
+
+// The part of `p` after its last top-level unbounded gap (`.*`, `.+`,
+// `.{n,}`), when that part still holds a literal of 3 bytes or more; else
+// `p`. A line the pattern matches also matches that part, so it is a
+// prefilter for the whole; and it ends where the whole match ends. The parts
+// before the gap made Hyperscan run an automaton across the line wherever
+// they matched: Megatron-LM's per-iteration line starts the pattern
+// `\biteration\s+\d+\s*/\s*\d+\s*\|.*\|\s*loss scale: 1 ... grad norm: nan`,
+// which made it 45% of the scan of a Megatron log (issue 35).
+std::string_view after_last_gap(std::string_view p) {
+  std::size_t cut = 0;
+  for (std::size_t i = 0; i < p.size();) {
+    const auto a = atom_end(p, i);
+    if (a == std::string_view::npos) {
+      return p; // a top-level `|` (or an escape this reading does not follow)
+    }
+    const auto q = quantifier_end(p, a);
+    if (p.substr(i, a - i) == "." && unbounded_repeat(p, a)) {
+      cut = q;
+    }
+    i = q;
+  }
+  if (cut == 0 || cut >= p.size()) {
+    return p;
+  }
+  // Inline flags set before the gap ("(?i)") would be lost with it.
+  const auto before = p.substr(0, cut);
+  for (std::size_t at = before.find("(?"); at != std::string_view::npos; at = before.find("(?", at + 2)) {
+    if (at + 2 < before.size() && before[at + 2] != ':' && before[at + 2] != 'P') {
+      return p;
+    }
+  }
+  const auto rest = p.substr(cut);
+  std::size_t run = 0;
+  for (std::size_t i = 0; i < rest.size() && run < 3;) {
+    const auto a = atom_end(rest, i);
+    if (a == std::string_view::npos) {
+      return p;
+    }
+    const auto q = quantifier_end(rest, a);
+    run = (literal_byte(rest.substr(i, a - i)) != 0 && q == a) ? run + 1 : 0;
+    i = q;
+  }
+  return run >= 3 ? rest : p;
+}
+
 // Leaves out what cannot decide whether a line matches: a leading optional
-// group ("(?:host:pid:tid [gpu] .*)?NCCL WARN ...") or `.*`, and a leading
-// common literal. Every line the pattern matches still matches the rest
-// (RE2 confirms the whole pattern afterwards); far fewer lines reach it.
+// group ("(?:host:pid:tid [gpu] .*)?NCCL WARN ...") or `.*`, a leading
+// common literal, and everything before the last `.*` (after_last_gap).
+// Every line the pattern matches still matches the rest (RE2 confirms the
+// whole pattern afterwards); far fewer lines reach it, and with less work.
 std::string_view prefilter_core(std::string_view p) {
+  p = after_last_gap(p);
   for (;;) {
     std::string_view rest = p;
     if (!p.empty() && p[0] == '(' && p.substr(0, 3) != "(?i" && p.substr(0, 3) != "(?s" &&
@@ -310,7 +368,7 @@ std::optional<std::string> hyperscan_expression(std::string_view p) {
       case 'X':
         return std::nullopt;
       case 's':
-        atom = "[" + std::string(k_space) + "]";
+        atom = "[" + std::string(k_space_in_line) + "]";
         break;
       case 'S':
         atom = "[^" + std::string(k_space) + "]";
@@ -404,10 +462,11 @@ std::string Prefilter::describe() const { return "no prefilter"; }
 
 namespace {
 
-// Not HS_FLAG_SINGLEMATCH: every match's end offset is reported, so that the
-// matcher confirms the lines that may match, not the whole chunk.
+// Not HS_FLAG_SINGLEMATCH (but for presence signals, k_presence_mark): every
+// match's end offset is reported, so that the matcher confirms the lines that
+// may match, not the whole chunk.
 constexpr unsigned k_flags = HS_FLAG_PREFILTER | HS_FLAG_MULTILINE | HS_FLAG_ALLOWEMPTY;
-constexpr std::string_view k_magic = "denpex-hs-blob-2";
+constexpr std::string_view k_magic = "denpex-hs-blob-3";
 
 struct HsDatabaseDeleter {
   std::size_t mapped = 0; // non-zero: deserialize_populated mapped this many bytes
@@ -463,7 +522,10 @@ CompileResult compile(const std::vector<std::string_view>& expressions, const hs
     std::vector<unsigned> flags(r.ids.size(), k_flags);
     std::vector<unsigned> hs_ids;
     for (std::size_t k = 0; k < r.ids.size(); ++k) {
-      ptrs.push_back(owned[r.ids[k]].c_str());
+      const std::string& e = owned[r.ids[k]];
+      const bool presence = e.compare(0, k_presence_mark.size(), k_presence_mark) == 0;
+      ptrs.push_back(e.c_str() + (presence ? k_presence_mark.size() : 0));
+      flags[k] |= presence ? HS_FLAG_SINGLEMATCH : 0u;
       hs_ids.push_back(static_cast<unsigned>(k));
     }
     hs_database_t* db = nullptr;

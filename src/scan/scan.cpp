@@ -773,8 +773,15 @@ public:
   Collector(UnitResult& out, std::uint32_t source, context::SourceContext& ctx, const ScanOptions& options)
       : m_out(out), m_source(source), m_ctx(ctx), m_options(options) {}
 
+  bool wants(std::uint32_t signature, std::uint32_t signal) override {
+    return std::find(m_present.begin(), m_present.end(), std::make_pair(signature, signal)) == m_present.end();
+  }
+
   bool matched(const matcher::MatchEvent& ev) override {
     ++m_out.totals.matches;
+    if (ev.presence) {
+      m_present.emplace_back(ev.signature, ev.signal); // this source needs no more of it
+    }
     if (logged_exception(ev)) {
       return true;
     }
@@ -828,6 +835,8 @@ public:
   }
 
 private:
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> m_present; // presence signals found (a handful)
+
   // The line's context. Several entries matching one line (NCCL's NVLS
   // line, an exception two entries name) read it once.
   const context::LineContext& context_of(const matcher::MatchEvent& ev) {

@@ -46,7 +46,33 @@ Shapes (--shape), the workloads tests/bench/run.sh compares:
           identity entries match three in four of them, over 5% of all lines;
   real    real NCCL_DEBUG=INFO output of multi-node runs, repeated: the
           files in tests/bench/data/ (their README names the sources), in
-          place of the generated body.
+          place of the generated body;
+  megatron  a Megatron-LM pre-training log (issue 35): 80% of lines are the
+          per-iteration line, the rest NCCL COLL lines and Megatron's memory
+          and timer reports; no body line matches an entry;
+  mixed   30% Megatron iteration lines, 25% NCCL `Channel` lines, 5% NCCL
+          init lines (as in dense), the rest DeepSpeed step and timer lines,
+          Hugging Face datasets progress lines and Trainer metric lines.
+
+Line shapes of the megatron and mixed bodies:
+  - Megatron-LM's iteration line: megatron/training/training.py
+    training_log() (` iteration {:8d}/{:8d} | consumed samples: {:12d} |
+    elapsed time per iteration (ms): {:.1f} | learning rate: {:.6E} | global
+    batch size: {:5d} | lm loss: {:.6E} | loss scale: {:.1f} | grad norm:
+    {:.3f} | number of skipped iterations: {:3d} | number of nan
+    iterations: {:3d} |`), printed by the last rank after a `[%F %T]` stamp;
+    its report_memory() line (`[Rank N] (after N iterations) memory (MB) |
+    allocated: ... | max allocated: ... | reserved: ... | max reserved: ...`)
+    and timers (`    forward-backward ...: (min, max)`).
+  - DeepSpeed: deepspeed/utils/logging.py log_dist (`[%F %T,ms] [INFO]
+    [logging.py:96:log_dist] [Rank 0] step=N, skipped=0, lr=[...],
+    mom=[(0.9, 0.95)]`) and deepspeed/utils/timer.py ThroughputTimer.stop
+    (`epoch=0/micro_step=N/global_step=N, RunningAvgSamplesPerSec=...,
+    CurrSamplesPerSec=..., MemAllocated=...GB, MaxMemAllocated=...GB`).
+  - Hugging Face: datasets' tqdm map progress (`Map (num_proc=16):  45%|...|
+    4500/10000 [00:01<00:02, 2345.67 examples/s]`) and Trainer's logged
+    metrics dict (`{'loss': 1.2345, 'grad_norm': 0.87, 'learning_rate':
+    1.9e-05, 'epoch': 0.12}`).
 Every shape ends with the same failure cascade.
 
 Usage:
@@ -292,6 +318,101 @@ class Generator:
             self.emit("[rank%d]:  with device_autocast_ctx, torch.cpu.amp.autocast(**cpu_autocast_kwargs), "
                       "recompute_context:  # type: ignore[attr-defined]" % r.rank)
 
+    # -- megatron and mixed bodies (one line at a time, by weighted kind) -------
+    def megatron_iteration(self):
+        self.step += 1
+        rng = self.rng
+        self.tick(1200 + rng.getrandbits(7))
+        self.loss = max(1.2, self.loss - 0.00002 + (rng.random() - 0.5) * 0.01)
+        self.emit(" [%s] iteration %8d/%8d | consumed samples: %12d | elapsed time per iteration (ms): %.1f | "
+                  "learning rate: %.6E | global batch size: %5d | lm loss: %.6E | loss scale: 1.0 | grad norm: %.3f | "
+                  "number of skipped iterations: %3d | number of nan iterations: %3d |"
+                  % (self.t.strftime("%Y-%m-%d %H:%M:%S"), self.step, 500000, self.step * 1024,
+                     1180 + rng.random() * 60, 3e-4 * min(1.0, self.step / 2000.0), 1024, self.loss,
+                     0.8 + rng.random() * 0.4, 0, 0))
+
+    def megatron_report(self):
+        rng = self.rng
+        if rng.getrandbits(1):
+            self.emit("[Rank %d] (after %d iterations) memory (MB) | allocated: %.1f | max allocated: %.1f | "
+                      "reserved: %.1f | max reserved: %.1f"
+                      % (rng.randrange(self.nranks), self.step, 21000 + rng.random() * 900, 48000 + rng.random() * 900,
+                         52000.0, 52000.0))
+        else:
+            name = ("forward-backward", "forward-compute", "backward-compute", "batch-generator", "layernorm-grads-all-reduce",
+                    "embedding-grads-all-reduce", "all-grads-sync", "optimizer-copy-to-main-grad", "optimizer")[rng.randrange(9)]
+            low = 5 + rng.random() * 1100
+            self.emit("    %s %s: (%.2f, %.2f)" % (name, "." * (40 - len(name)), low, low + rng.random() * 20))
+
+    def coll_line(self):
+        rng = self.rng
+        r = self.ranks[rng.randrange(self.nranks)]
+        name, dtype, op = COLL_OPS[rng.randrange(len(COLL_OPS))]
+        self.opcount += 1
+        self.emit("[rank%d]:%s%s:%d:%d [%d] NCCL INFO %s: opCount %x sendbuff 0x%x recvbuff 0x%x count %d "
+                  "datatype %d op %d root 0 comm 0x%x [nranks=%d] stream 0x%x"
+                  % (r.rank, nccl_stamp(self.t), r.host, r.pid, r.pid, r.dev, name, self.opcount, r.sbuf, r.rbuf,
+                     262144 << rng.getrandbits(3), dtype, op, r.comm, self.nranks, r.stream))
+
+    def channel_line(self):
+        rng = self.rng
+        r = self.ranks[rng.randrange(self.nranks)]
+        peer = self.ranks[(r.rank + 1 + rng.randrange(GPUS_PER_NODE - 1)) % self.nranks]
+        via = ("P2P/CUMEM/read", "P2P/IPC", "NET/IB/0/GDRDMA", "NVLS")[rng.randrange(4)]
+        self.emit(self.nccl(r, "Channel %02d/%d : %d[%d] -> %d[%d] via %s"
+                            % (rng.randrange(32), rng.randrange(2), r.rank, r.dev, peer.rank, peer.dev, via)))
+
+    def init_line(self):
+        rng = self.rng
+        r = self.ranks[rng.randrange(self.nranks)]
+        comm = 0x55D0A3C00000 + (rng.getrandbits(24) << 8)
+        size = (8, 16, self.nranks)[rng.randrange(3)]
+        texts = ("comm 0x%x rank %d nRanks %d nNodes %d localRanks %d localRank %d MNNVL 0"
+                 % (comm, r.rank % size, size, max(1, size // GPUS_PER_NODE), min(GPUS_PER_NODE, size), r.dev),
+                 "comm 0x%x rank %d nranks %d cudaDev %d nvmlDev %d busId %x000 commId 0x%x - Init COMPLETE"
+                 % (comm, r.rank % size, size, r.dev, r.dev, r.busid, rng.getrandbits(64)))
+        self.emit(self.nccl(r, texts[rng.getrandbits(1)]))
+
+    def deepspeed_line(self):
+        rng = self.rng
+        stamp = "[%s] [INFO]" % pylog_stamp(self.t)
+        if rng.getrandbits(1):
+            self.emit("%s [logging.py:96:log_dist] [Rank 0] step=%d, skipped=0, lr=[%.10f], mom=[(0.9, 0.95)]"
+                      % (stamp, self.step, 3e-4 * min(1.0, (self.step + 1) / 2000.0)))
+        else:
+            self.emit("%s [timer.py:260:stop] epoch=0/micro_step=%d/global_step=%d, RunningAvgSamplesPerSec=%.12f, "
+                      "CurrSamplesPerSec=%.12f, MemAllocated=%.2fGB, MaxMemAllocated=%.2fGB"
+                      % (stamp, self.step * 8, self.step, 47 + rng.random(), 46 + rng.random() * 3,
+                         6 + rng.random(), 11 + rng.random()))
+
+    def dataloader_line(self):
+        rng = self.rng
+        done = rng.randrange(10001)
+        pct = done * 100 // 10000
+        bar = ("\u2588" * (pct // 10)).encode().decode("unicode_escape") + " " * (10 - pct // 10)
+        self.emit("Map (num_proc=16): %3d%%|%s| %d/10000 [00:%02d<00:%02d, %.2f examples/s]"
+                  % (pct, bar, done, rng.randrange(60), rng.randrange(60), 2000 + rng.random() * 900))
+
+    def metric_line(self):
+        rng = self.rng
+        self.emit("{'loss': %.4f, 'grad_norm': %.4f, 'learning_rate': %.4e, 'epoch': %.2f}"
+                  % (self.loss, 0.5 + rng.random(), 1.9e-05 * rng.random(), self.step / 50000.0))
+
+    def weighted_body(self, target, tail, weights):
+        kinds = [k for k, _ in weights]
+        cum = []
+        total = 0.0
+        for _, w in weights:
+            total += w
+            cum.append(total)
+        rng = self.rng
+        while self.size() + tail < target:
+            x = rng.random() * total
+            for kind, c in zip(kinds, cum):
+                if x < c:
+                    kind()
+                    break
+
     def cascade(self):
         rng = self.rng
         bad = self.ranks[self.args.failing_rank if self.args.failing_rank is not None else rng.randrange(self.nranks)]
@@ -369,6 +490,13 @@ class Generator:
         self.init()
         if self.args.shape == "real":
             self.real_body(target, tail)
+        elif self.args.shape == "megatron":
+            self.weighted_body(target, tail, [(self.megatron_iteration, 0.80), (self.coll_line, 0.10),
+                                              (self.megatron_report, 0.10)])
+        elif self.args.shape == "mixed":
+            self.weighted_body(target, tail, [(self.megatron_iteration, 0.30), (self.channel_line, 0.25),
+                                              (self.init_line, 0.05), (self.deepspeed_line, 0.15),
+                                              (self.dataloader_line, 0.10), (self.metric_line, 0.15)])
         while self.size() + tail < target:
             self.train_step()
             if self.args.shape == "dense":
@@ -384,7 +512,7 @@ def main(argv=None):
     p.add_argument("--ranks", type=int, default=64, help="world size (8 GPUs per node)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--failing-rank", type=int, default=None, help="rank that hits error 700 (default: random)")
-    p.add_argument("--shape", choices=("sparse", "dense", "real"), default="sparse",
+    p.add_argument("--shape", choices=("sparse", "dense", "real", "megatron", "mixed"), default="sparse",
                    help="workload shape (see the top of this file; default sparse)")
     p.add_argument("--init-fraction", type=float, default=0.07,
                    help="dense: the share of lines that are NCCL init lines (default 0.07: three in four match an entry)")

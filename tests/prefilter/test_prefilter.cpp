@@ -64,10 +64,21 @@ std::vector<int> candidates(const Matcher& m, std::string_view text) {
   return out.patterns();
 }
 
-// Every pattern RE2 finds in `text`, the prefilter must also name; and the
-// matches found on the lines it names must be RE2's own, hit for hit.
+// Every pattern RE2 finds on a line of `text`, the prefilter must also name
+// (a match RE2's set finds across a newline is no match: the matcher accepts
+// only matches within one line, and the prefilter need not follow one); and
+// the matches found on the lines it names must be RE2's own, hit for hit.
 void check_superset(const Matcher& hs, const Matcher& re2, std::string_view text) {
-  const auto want = candidates(re2, text);
+  std::vector<int> want;
+  for (std::size_t from = 0; from < text.size();) {
+    const auto nl = std::min(text.find('\n', from), text.size());
+    for (const int p : candidates(re2, text.substr(from, nl - from))) {
+      want.push_back(p);
+    }
+    from = nl + 1;
+  }
+  std::sort(want.begin(), want.end());
+  want.erase(std::unique(want.begin(), want.end()), want.end());
   const auto got = candidates(hs, text);
   for (const int p : want) {
     if (!std::binary_search(got.begin(), got.end(), p)) {
@@ -267,7 +278,7 @@ TEST_CASE("prefilter: build_prefilter_blob round-trips through a matcher", "[pre
   for (std::uint32_t s = 0; s < cat.size() && some.size() < 20; ++s) {
     for (const auto& sig : cat.at(s).signals) {
       if (auto e = hyperscan_expression(sig.pattern)) {
-        some.push_back(*e);
+        some.push_back(sig.presence ? std::string(denpex::matcher::k_presence_mark) + *e : *e);
       }
     }
   }

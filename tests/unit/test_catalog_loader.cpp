@@ -587,3 +587,17 @@ TEST_CASE("catalog::load_catalog: details on demand are read by at(), once, and 
   }
   CHECK(lazy.details_loaded() == lazy.size());
 }
+
+TEST_CASE("catalog::parse_signature: a presence signal belongs to a context entry and has no 'when'", "[catalog]") {
+  auto j = minimal();
+  j["signals"][0]["presence"] = true;
+  expect_one_error(j, "sigs/driver/test.minimal.json: /signals/0/presence", "only a context entry");
+  j["role"] = "context";
+  Diagnostics diags;
+  const auto sig = parse_signature(file_of(j), diags);
+  REQUIRE(sig);
+  CHECK(sig->signals[0].presence);
+  j["signals"][0]["pattern"] = "NVRM: Xid \\(PCI:(?P<pci>[0-9a-f:]+)\\): (?P<xid>\\d+)";
+  j["signals"][0]["when"] = "xid > 78";
+  expect_one_error(j, "sigs/driver/test.minimal.json: /signals/0/presence", "cannot have a 'when'");
+}

@@ -21,10 +21,14 @@ TEST_CASE("prefilter: translation keeps RE2's code-point semantics in byte mode"
       {"a.{3,}b", "a.{3,}b"},                                 // unbounded above
       {"'[^']'", "'(?:[^']|[\\x80-\\xff]{2,4})'"},            // negated class
       {"'[^']*'", "'[^']*'"},                                 //
-      {"x\\sy", "x[\\t\\n\\f\\r ]y"},                         // RE2's \s has no \v
+      {"x\\sy", "x[\\t\\f\\r ]y"},                           // RE2's \s has no \v; no \n: matches are within a line
       {"x\\S?y", "x(?:[^\\t\\n\\f\\r ]|[\\x80-\\xff]{2,4})?y"}, //
       {"x\\W{2}y", "x(?:\\W|[\\x80-\\xff]{2,4}){2}y"},        //
-      {"[\\s,]", "[\\t\\n\\f\\r ,]"},                         // \s inside a class
+      {"[\\s,]", "[\\t\\f\\r ,]"},                           // \s inside a class
+      {"[^\\s,]", "(?:[^\\t\\n\\f\\r ,]|[\\x80-\\xff]{2,4})"},      // a negated one still never takes \n
+      {"a\\d+.*bcd\\s*[1-9]", "bcd[\\t\\f\\r ]*[1-9]"},             // after the last gap (a literal of 3 bytes there)
+      {"abc.*d[0-9]", "abc.*d[0-9]"},                          // no such literal after it: whole
+      {"(?i)abc.*defg", "(?i)abc.*defg"},                      // a flag before the gap: whole
       {"[[:^alpha:]]z", "(?:[[:^alpha:]]|[\\x80-\\xff]{2,4})z"},
       {"don’t", "don’t"},                                     // a code point outside a class: its bytes
       {"\\x41B", "\\x41B"},                                   // ASCII escapes pass

@@ -32,20 +32,20 @@ int main(int argc, char** argv) {
   }
   std::vector<std::string> expressions;
   std::size_t skipped = 0;
-  auto add = [&](const std::string& pattern) {
+  auto add = [&](const std::string& pattern, bool presence) {
     if (auto e = denpex::matcher::hyperscan_expression(pattern)) {
-      expressions.push_back(std::move(*e));
+      expressions.push_back(presence ? std::string(denpex::matcher::k_presence_mark) + *e : std::move(*e));
     } else {
       ++skipped;
     }
   };
   for (std::uint32_t s = 0; s < catalog.size(); ++s) {
     for (const auto& signal : catalog.at(s).signals) {
-      add(signal.pattern);
+      add(signal.pattern, signal.presence);
     }
   }
   for (const auto& p : denpex::scan::error_line_patterns()) {
-    add(p);
+    add(p, false);
   }
 
   if (std::string_view(argv[1]) == "--expressions") {

@@ -42,6 +42,10 @@ struct Signal {
   std::string description;
   std::string if_missing;  // the evidence to look for when this signal is absent
   bool anchor = true;      // false: never raises the entry alone
+  // The entry needs only to know that the line occurs (a context entry that
+  // recognises a stack by its per-iteration line): the matcher reports its
+  // first match in each source and does not look for the others.
+  bool presence = false;
   // What to read above a matched line (context/traceback.hpp): the Python
   // traceback it ends, or the C++ "terminate called" line naming its type.
   enum class Lookback { none, python_traceback, cxx_terminate } lookback = Lookback::none;

@@ -56,6 +56,7 @@ struct MatchEvent {
   std::string_view chunk;      // the whole chunk, for looking at neighbouring lines
   std::size_t line_pos = 0;    // where `line` starts inside `chunk`
   std::size_t match_pos = 0;   // where the match starts inside `line`
+  bool presence = false;       // a presence signal (catalog::Signal::presence): see MatchSink::wants()
 
   const std::vector<Capture>& captures() const { return lazy->get(); }
   bool declares(std::string_view name) const { return lazy->declares(name); }
@@ -66,6 +67,14 @@ class MatchSink {
 public:
   virtual ~MatchSink() = default;
   virtual bool matched(const MatchEvent& event) = 0;
+  // Asked before a presence signal is searched for (never for the others):
+  // false once the sink has the match it needs. The matcher also reports at
+  // most one match of a presence signal per chunk.
+  virtual bool wants(std::uint32_t signature, std::uint32_t signal) {
+    (void)signature;
+    (void)signal;
+    return true;
+  }
 };
 
 struct MatcherOptions {

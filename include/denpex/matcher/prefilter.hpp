@@ -34,6 +34,14 @@ namespace denpex::matcher {
 // \x above 0x7f); such a pattern is matched by RE2 alone.
 std::optional<std::string> hyperscan_expression(std::string_view re2_pattern);
 
+// A presence signal's expression (catalog::Signal::presence) carries this
+// mark in front: it is compiled with HS_FLAG_SINGLEMATCH, so Hyperscan
+// reports its first match in a chunk and stops looking for it (a Megatron
+// log's per-iteration line is 80% of the log). The mark is part of the
+// expression as a blob stores it: a prebuilt expression serves only a
+// pattern with the same flag.
+inline constexpr std::string_view k_presence_mark = "(*presence)";
+
 // True if every match of the RE2 pattern holds at least one character: some
 // top-level piece must consume one (a literal, a class, `.` or an escape
 // such as \d, not optional). False where that is not plain from the text
