@@ -36,7 +36,7 @@
 # Environment: SIZE (generated log size, default 1G), SLICE (8M: input of
 # the slow Unicode-rg row), RANKS (64), SEED (1),
 # FAIL_RANK (37), REPS (3), STARTUP_RUNS (50), CURVE ("10 50 100 200 all"),
-# SHAPE_SIZE (256M), SHAPE_RANKS (16), SHAPES ("sparse dense real"),
+# SHAPE_SIZE (256M), SHAPE_RANKS (16), SHAPES ("sparse dense real megatron mixed"),
 # SCALING_FRACTIONS ("0.007 0.07 0.7"),
 # WORST_SIZE (20M), SECTIONS ("throughput startup catalog files shapes
 # scaling worst"), WORKDIR (default: mktemp),
@@ -72,7 +72,7 @@ SECTIONS=${SECTIONS:-throughput startup catalog files shapes scaling worst}
 SHAPE_SIZE=${SHAPE_SIZE:-256M}
 SCALING_FRACTIONS=${SCALING_FRACTIONS:-"0.007 0.07 0.7"}
 SHAPE_RANKS=${SHAPE_RANKS:-16}
-SHAPES=${SHAPES:-sparse dense real}
+SHAPES=${SHAPES:-sparse dense real megatron mixed}
 WORST_SIZE=${WORST_SIZE:-20M}
 CHECK=${CHECK:-0}
 NPROC=$(nproc)
@@ -285,26 +285,40 @@ fi
 
 # -- start-up -----------------------------------------------------------------
 if want startup; then
-  python3 - "$DENPEX" "$STARTUP_RUNS" "$REPO/testdata/sample" <<'PY'
-import statistics, subprocess, sys, time
-exe, runs, sample = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+  # Whole processes, measured from outside (issue 35): hyperfine where it is
+  # installed (Debian's package; -N: no shell in between), else Python's
+  # clock around each run. ripgrep beside it: its --version, and compiling
+  # the same patterns to search an empty file.
+  python3 - "$DENPEX" "$STARTUP_RUNS" "$REPO/testdata/sample" "$W/patterns.rg" "$W" <<'PY'
+import json, shutil, statistics, subprocess, sys, time
+exe, runs, sample, patterns, work = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+rows = [("denpex --version", [exe, "--version"]),
+        ("denpex diagnose /dev/null", [exe, "diagnose", "/dev/null"]),
+        ("denpex diagnose testdata/sample/ (8 ranks + dmesg, end to end)", [exe, "diagnose", sample]),
+        ("denpex diagnose --no-prefilter /dev/null", [exe, "diagnose", "--no-prefilter", "/dev/null"])]
+if shutil.which("rg"):
+    rows += [("rg --version", ["rg", "--version"]),
+             ("rg -c -f patterns.rg /dev/null (the same patterns)", ["rg", "-c", "-f", patterns, "/dev/null"])]
+rows.append(("/bin/true", ["/bin/true"]))
+hyperfine = shutil.which("hyperfine")
 def series(args):
-    out = []
+    if hyperfine:
+        out = work + "/hyperfine.json"
+        subprocess.run([hyperfine, "-N", "-i", "-w", "3", "-r", str(runs), "--export-json", out,
+                        " ".join("'%s'" % a for a in args)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return json.load(open(out))["results"][0]["times"]
+    times = []
     for _ in range(runs):
         t0 = time.perf_counter()
         subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        out.append(time.perf_counter() - t0)
-    return out
+        times.append(time.perf_counter() - t0)
+    return times
 print()
-print("## Start-up (%d runs each, wall clock, includes fork/exec)" % runs)
+print("## Start-up (%d runs each, whole process, %s)" % (runs, "hyperfine -N" if hyperfine else "Python's clock around fork/exec"))
 print()
 print("| command | median ms | min ms | max ms |")
 print("|---|---:|---:|---:|")
-for label, args in (("denpex diagnose /dev/null", [exe, "diagnose", "/dev/null"]),
-                    ("denpex diagnose testdata/sample/ (8 ranks + dmesg, end to end)", [exe, "diagnose", sample]),
-                    ("denpex diagnose --no-prefilter /dev/null", [exe, "diagnose", "--no-prefilter", "/dev/null"]),
-                    ("denpex --version", [exe, "--version"]),
-                    ("/bin/true", ["/bin/true"])):
+for label, args in rows:
     s = series(args)
     print("| `%s` | %.2f | %.2f | %.2f |" % (label, statistics.median(s) * 1e3, min(s) * 1e3, max(s) * 1e3))
 PY
@@ -402,9 +416,9 @@ if want shapes; then
     n_matched=$( ((HAVE_RG)) && cat "$W/out.rg -c -f ($shape)" || echo "?")
     printf '%s\t%s\t%s\t%s\n' "$shape" "$n_lines" "$n_matched" "$(matches_of "$f")" >> "$W/shapes.info"
     initiating=$(grep -m1 '^INITIATING FAILURE' "$W/out.denpex diagnose -j1 ($shape)" | awk '{print $NF}')
-    where=$(grep -m1 '^  where ' "$W/out.denpex diagnose -j1 ($shape)")
+    verdict=$(head -1 "$W/out.denpex diagnose -j1 ($shape)") # the answer's first line (the where line may wrap)
     [ "$initiating" = "nccl.nvls.cuda-700" ] || fail "$shape: expected nccl.nvls.cuda-700, got '$initiating'"
-    case "$where" in *" rank $shape_fail "*) ;; *) fail "$shape: expected rank $shape_fail in '$where'" ;; esac
+    case "$verdict" in "denpex: rank $shape_fail "*) ;; *) fail "$shape: expected rank $shape_fail in '$verdict'" ;; esac
     rm -f "$f"
   done
   summarize shapes "Workload shapes ($SHAPE_SIZE each, $SHAPE_RANKS ranks, $REPS runs each, page-cached)"
