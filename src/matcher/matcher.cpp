@@ -445,7 +445,13 @@ std::vector<int> Candidates::patterns() const {
   return out;
 }
 
-void Matcher::candidates(std::string_view text, Candidates& out, Diagnostics& diags, ScanStats* stats) const {
+std::size_t Matcher::presence_patterns() const {
+  return static_cast<std::size_t>(std::count_if(m_impl->patterns.begin(), m_impl->patterns.end(),
+                                                [](const Pattern& p) { return p.presence; }));
+}
+
+void Matcher::candidates(std::string_view text, Candidates& out, Diagnostics& diags, ScanStats* stats,
+                         bool presence) const {
   const auto& impl = *m_impl;
   out.clear();
   if (impl.total() == 0 || text.empty()) {
@@ -454,7 +460,7 @@ void Matcher::candidates(std::string_view text, Candidates& out, Diagnostics& di
   if (stats != nullptr) {
     ++stats->chunks;
   }
-  if (impl.prefilter && !impl.prefilter->scan(text, k_max_lines_per_pattern, out.lines, out.whole)) {
+  if (impl.prefilter && !impl.prefilter->scan(text, k_max_lines_per_pattern, out.lines, out.whole, presence)) {
     // Never a silent miss: without the prefilter's answer, ask RE2 for all.
     out.clear();
     if (!impl.warned_prefilter.exchange(true)) {

@@ -2,6 +2,7 @@
 
 #include "prefilter_impl.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <unordered_map>
 
@@ -454,7 +455,7 @@ std::unique_ptr<Prefilter> Prefilter::build(const std::vector<std::optional<std:
   }
   return nullptr;
 }
-bool Prefilter::scan(std::string_view, std::size_t, std::vector<Line>&, std::vector<int>&) const { return false; }
+bool Prefilter::scan(std::string_view, std::size_t, std::vector<Line>&, std::vector<int>&, bool) const { return false; }
 std::string Prefilter::describe() const { return "no prefilter"; }
 } // namespace detail
 
@@ -466,7 +467,7 @@ namespace {
 // match's end offset is reported, so that the matcher confirms the lines that
 // may match, not the whole chunk.
 constexpr unsigned k_flags = HS_FLAG_PREFILTER | HS_FLAG_MULTILINE | HS_FLAG_ALLOWEMPTY;
-constexpr std::string_view k_magic = "denpex-hs-blob-3";
+constexpr std::string_view k_magic = "denpex-hs-blob-4";
 
 struct HsDatabaseDeleter {
   std::size_t mapped = 0; // non-zero: deserialize_populated mapped this many bytes
@@ -572,30 +573,46 @@ struct Blob {
   std::string_view database;                 // hs_serialize_database() output
 };
 
-std::optional<Blob> parse_blob(std::string_view in) {
+bool is_presence(std::string_view expression) {
+  return expression.substr(0, k_presence_mark.size()) == k_presence_mark;
+}
+
+// The blob's sections: the database of the presence signals' expressions
+// and the database of the others (build_prefilter_blob), or nullopt.
+std::optional<std::vector<Blob>> parse_blob(std::string_view in) {
   if (in.substr(0, k_magic.size()) != k_magic) {
     return std::nullopt;
   }
   in.remove_prefix(k_magic.size());
-  Blob b;
-  std::uint64_t n = 0;
-  if (!get_u64(in, n) || n > in.size()) {
+  std::uint64_t sections = 0;
+  if (!get_u64(in, sections) || sections > 16) {
     return std::nullopt;
   }
-  for (std::uint64_t k = 0; k < n; ++k) {
-    std::uint64_t len = 0;
-    if (!get_u64(in, len) || len > in.size()) {
+  std::vector<Blob> out(sections);
+  for (auto& b : out) {
+    std::uint64_t n = 0;
+    if (!get_u64(in, n) || n > in.size()) {
       return std::nullopt;
     }
-    b.expressions.push_back(in.substr(0, len));
-    in.remove_prefix(len);
+    for (std::uint64_t k = 0; k < n; ++k) {
+      std::uint64_t len = 0;
+      if (!get_u64(in, len) || len > in.size()) {
+        return std::nullopt;
+      }
+      b.expressions.push_back(in.substr(0, len));
+      in.remove_prefix(len);
+    }
+    std::uint64_t size = 0;
+    if (!get_u64(in, size) || size > in.size()) {
+      return std::nullopt;
+    }
+    b.database = in.substr(0, size);
+    in.remove_prefix(size);
   }
-  std::uint64_t size = 0;
-  if (!get_u64(in, size) || size != in.size()) {
+  if (!in.empty()) {
     return std::nullopt;
   }
-  b.database = in;
-  return b;
+  return out;
 }
 
 // One Hyperscan id's lines in the scan in progress.
@@ -687,30 +704,42 @@ int on_match(unsigned int id, unsigned long long, unsigned long long to_, unsign
 
 bool prefilter_available() { return hs_valid_platform() == HS_SUCCESS; }
 
+// Presence signals get a database of their own (Prefilter::scan skips it
+// for a source that has found them all): each section is the expressions
+// of one group, in Hyperscan id order, and its serialized database.
 Expected<std::string> build_prefilter_blob(const std::vector<std::string>& expressions) {
   if (!prefilter_available()) {
     return make_error(ErrorKind::usage, "prefilter", "Hyperscan does not run on this CPU");
   }
-  const std::vector<std::string_view> views(expressions.begin(), expressions.end());
-  const auto platform = baseline_platform();
-  auto r = compile(views, &platform);
-  if (!r.db) {
-    return make_error(ErrorKind::invalid, "prefilter", "Hyperscan compiled none of the patterns");
-  }
-  char* bytes = nullptr;
-  std::size_t size = 0;
-  if (hs_serialize_database(r.db.get(), &bytes, &size) != HS_SUCCESS) {
-    return make_error(ErrorKind::invalid, "prefilter", "hs_serialize_database failed");
+  std::vector<std::string_view> groups[2]; // [0] the others, [1] presence signals
+  for (const auto& e : expressions) {
+    groups[is_presence(e) ? 1 : 0].push_back(e);
   }
   std::string out(k_magic);
-  put_u64(out, r.ids.size());
-  for (const auto id : r.ids) {
-    put_u64(out, expressions[id].size());
-    out += expressions[id];
+  put_u64(out, (groups[0].empty() ? 0 : 1) + (groups[1].empty() ? 0 : 1));
+  const auto platform = baseline_platform();
+  for (const auto& group : groups) {
+    if (group.empty()) {
+      continue;
+    }
+    auto r = compile(group, &platform);
+    if (!r.db) {
+      return make_error(ErrorKind::invalid, "prefilter", "Hyperscan compiled none of the patterns");
+    }
+    char* bytes = nullptr;
+    std::size_t size = 0;
+    if (hs_serialize_database(r.db.get(), &bytes, &size) != HS_SUCCESS) {
+      return make_error(ErrorKind::invalid, "prefilter", "hs_serialize_database failed");
+    }
+    put_u64(out, r.ids.size());
+    for (const auto id : r.ids) {
+      put_u64(out, group[id].size());
+      out += group[id];
+    }
+    put_u64(out, size);
+    out.append(bytes, size);
+    std::free(bytes); // NOLINT: hs_serialize_database allocates with malloc
   }
-  put_u64(out, size);
-  out.append(bytes, size);
-  std::free(bytes); // NOLINT: hs_serialize_database allocates with malloc
   return out;
 }
 
@@ -718,6 +747,7 @@ namespace detail {
 
 struct Prefilter::Database {
   DatabasePtr db;
+  bool presence_only = false; // every expression a presence signal's: skipped once a source has them
   // Hyperscan id k reports patterns[offsets[k] .. offsets[k+1]).
   std::vector<std::uint32_t> offsets;
   std::vector<std::uint32_t> patterns;
@@ -770,18 +800,19 @@ std::unique_ptr<Prefilter> Prefilter::build(const std::vector<std::optional<std:
   std::unique_ptr<Prefilter> pf(new Prefilter());
   std::vector<bool> covered(expressions.size(), false);
 
-  // 1. The prebuilt database, for the expressions it holds.
-  if (const auto b = parse_blob(blob)) {
-    if (auto db = deserialize_populated(b->database)) {
+  // 1. The prebuilt databases, for the expressions they hold.
+  for (const auto& b : parse_blob(blob).value_or(std::vector<Blob>{})) {
+    if (auto db = deserialize_populated(b.database)) {
       auto d = std::make_unique<Database>();
       d->db = std::move(db);
+      d->presence_only = std::all_of(b.expressions.begin(), b.expressions.end(), is_presence);
       std::unordered_map<std::string_view, std::uint32_t> id_of;
-      for (std::size_t k = 0; k < b->expressions.size(); ++k) {
-        id_of.emplace(b->expressions[k], static_cast<std::uint32_t>(k));
+      for (std::size_t k = 0; k < b.expressions.size(); ++k) {
+        id_of.emplace(b.expressions[k], static_cast<std::uint32_t>(k));
       }
-      std::vector<std::vector<std::uint32_t>> per_id(b->expressions.size());
+      std::vector<std::vector<std::uint32_t>> per_id(b.expressions.size());
       for (std::size_t k = 0; k < expressions.size(); ++k) {
-        if (!expressions[k]) {
+        if (!expressions[k] || covered[k]) {
           continue;
         }
         const auto it = id_of.find(*expressions[k]);
@@ -848,8 +879,8 @@ std::unique_ptr<Prefilter> Prefilter::build(const std::vector<std::optional<std:
   return pf;
 }
 
-bool Prefilter::scan(std::string_view text, std::size_t max_lines, std::vector<Line>& lines,
-                     std::vector<int>& whole) const {
+bool Prefilter::scan(std::string_view text, std::size_t max_lines, std::vector<Line>& lines, std::vector<int>& whole,
+                     bool presence) const {
   if (text.size() >= 0xffffffffu) {
     return false; // hs_scan takes an unsigned length, lines are 32-bit offsets; chunks are far smaller
   }
@@ -861,6 +892,9 @@ bool Prefilter::scan(std::string_view text, std::size_t max_lines, std::vector<L
   thread_local std::vector<IdLine> id_lines;
   bool ok = true;
   for (const auto& d : m_dbs) {
+    if (d->presence_only && !presence) {
+      continue;
+    }
     const std::size_t ids = d->offsets.size() - 1;
     state.assign(ids, IdState{});
     id_lines.clear();

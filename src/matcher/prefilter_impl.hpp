@@ -35,7 +35,10 @@ public:
   // searching the chunk once is then cheaper than line after line. False if
   // Hyperscan failed (then the output is unusable). Thread-safe.
   using Line = Candidates::Line;
-  bool scan(std::string_view text, std::size_t max_lines, std::vector<Line>& lines, std::vector<int>& whole) const;
+  // `presence` false: the databases of presence signals alone are skipped
+  // (the source has found them all).
+  bool scan(std::string_view text, std::size_t max_lines, std::vector<Line>& lines, std::vector<int>& whole,
+            bool presence = true) const;
 
   // "hyperscan 5.4.0: 517 patterns (517 prebuilt, 0 compiled at start-up)".
   [[nodiscard]] std::string describe() const;

@@ -770,8 +770,15 @@ using Key = std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, int, std::st
 // `keep` hits are kept; later ones are folded into the last kept one.
 class Collector final : public matcher::MatchSink {
 public:
-  Collector(UnitResult& out, std::uint32_t source, context::SourceContext& ctx, const ScanOptions& options)
-      : m_out(out), m_source(source), m_ctx(ctx), m_options(options) {}
+  Collector(UnitResult& out, std::uint32_t source, context::SourceContext& ctx, const ScanOptions& options,
+            std::size_t presence_patterns)
+      : m_out(out), m_source(source), m_ctx(ctx), m_options(options), m_presence_patterns(presence_patterns),
+        m_presence_wanted(presence_patterns > 0) {}
+
+  // Whether a presence signal is still to be found in this source (read by
+  // the threads that look for the next chunks' candidates: a late answer
+  // only costs a chunk's scan of the presence signals' database).
+  [[nodiscard]] bool presence_wanted() const { return m_presence_wanted.load(std::memory_order_relaxed); }
 
   bool wants(std::uint32_t signature, std::uint32_t signal) override {
     return std::find(m_present.begin(), m_present.end(), std::make_pair(signature, signal)) == m_present.end();
@@ -781,6 +788,7 @@ public:
     ++m_out.totals.matches;
     if (ev.presence) {
       m_present.emplace_back(ev.signature, ev.signal); // this source needs no more of it
+      m_presence_wanted.store(m_present.size() < m_presence_patterns, std::memory_order_relaxed);
     }
     if (logged_exception(ev)) {
       return true;
@@ -835,7 +843,6 @@ public:
   }
 
 private:
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> m_present; // presence signals found (a handful)
 
   // The line's context. Several entries matching one line (NCCL's NVLS
   // line, an exception two entries name) read it once.
@@ -969,6 +976,9 @@ private:
   std::uint32_t m_source;
   context::SourceContext& m_ctx;
   const ScanOptions& m_options;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> m_present; // presence signals found (a handful)
+  std::size_t m_presence_patterns;
+  std::atomic<bool> m_presence_wanted;
   std::map<Key, std::vector<std::size_t>> m_kept;
   struct LineContextCache {
     std::uint64_t offset; // the line's, in its source
@@ -1007,7 +1017,7 @@ void read_findings(source::LineReader& reader, std::optional<source::Chunk> firs
 // One chunk after another: the candidates, then everything after them.
 template <typename Finish>
 void scan_sequential(source::LineReader& reader, std::optional<source::Chunk> first, const matcher::Matcher& matcher,
-                     Diagnostics& diags, Finish& finish_chunk) {
+                     const Collector& sink, Diagnostics& diags, Finish& finish_chunk) {
   matcher::Candidates candidates;
   for (NextChunk chunk = std::move(first);; chunk = reader.next()) {
     if (!chunk) {
@@ -1017,7 +1027,7 @@ void scan_sequential(source::LineReader& reader, std::optional<source::Chunk> fi
     if (!*chunk) {
       break;
     }
-    matcher.candidates((*chunk)->text, candidates, diags);
+    matcher.candidates((*chunk)->text, candidates, diags, nullptr, sink.presence_wanted());
     finish_chunk(**chunk, candidates);
   }
 }
@@ -1029,7 +1039,8 @@ void scan_sequential(source::LineReader& reader, std::optional<source::Chunk> fi
 // whatever the core count.
 template <typename Finish>
 void scan_double_buffered(source::LineReader& reader, std::optional<source::Chunk> first,
-                          const matcher::Matcher& matcher, unsigned threads, Diagnostics& diags, Finish& finish_chunk) {
+                          const matcher::Matcher& matcher, const Collector& sink, unsigned threads, Diagnostics& diags,
+                          Finish& finish_chunk) {
   const std::size_t batch_size = std::min<std::size_t>(static_cast<std::size_t>(threads) * 2, 16);
   std::vector<PendingChunk> cur(batch_size);
   std::vector<PendingChunk> nxt(batch_size);
@@ -1061,7 +1072,7 @@ void scan_double_buffered(source::LineReader& reader, std::optional<source::Chun
     for (unsigned t = 0; t < threads && t < n; ++t) {
       pool.emplace_back([&, t] {
         for (std::size_t k = t; k < n; k += threads) {
-          matcher.candidates(cur[k].text, cur[k].candidates, diags);
+          matcher.candidates(cur[k].text, cur[k].candidates, diags, nullptr, sink.presence_wanted());
         }
       });
     }
@@ -1087,7 +1098,7 @@ void read_unit(source::InputOpener& opener, const source::InputUnit& unit, const
     ++out.totals.sources;
     source::LineReader reader(stream, info.name, options.reader);
     context::SourceContext ctx(info.name, options.formats);
-    Collector sink(out, local_id, ctx, options);
+    Collector sink(out, local_id, ctx, options, matcher.presence_patterns());
     std::size_t samples_left = options.error_samples;
     std::optional<correlate::ProgressMark> progress;
     std::vector<correlate::ProgressMark> relaunches;
@@ -1133,9 +1144,9 @@ void read_unit(source::InputOpener& opener, const source::InputUnit& unit, const
         read_findings(reader, std::move(*first), *options.findings_catalog, out, info.name, diags);
         is_findings = true;
       } else if (threads <= 1 || options.on_chunk) {
-        scan_sequential(reader, std::move(*first), matcher, diags, finish_chunk);
+        scan_sequential(reader, std::move(*first), matcher, sink, diags, finish_chunk);
       } else {
-        scan_double_buffered(reader, std::move(*first), matcher, threads, diags, finish_chunk);
+        scan_double_buffered(reader, std::move(*first), matcher, sink, threads, diags, finish_chunk);
       }
     }
     if (progress) {

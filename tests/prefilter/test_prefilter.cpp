@@ -304,3 +304,40 @@ int main(int argc, char** argv) {
   }
   return Catch::Session().run(argc, argv);
 }
+
+TEST_CASE("prefilter: presence signals have a database of their own, skipped once a source has them", "[prefilter]") {
+  if (!denpex::matcher::prefilter_available()) {
+    return;
+  }
+  const Matcher hs = builtin_matcher(true);
+  REQUIRE(hs.presence_patterns() >= 1);
+  const auto& cat = builtin();
+  const auto megatron = cat.find("stack.megatron");
+  REQUIRE(megatron);
+  // A Megatron-LM iteration line (the format of megatron/training/training.py's training_log).
+  const std::string text =
+      " [2024-11-29 18:10:00] iteration      120/  500000 | consumed samples:       122880 | elapsed time per "
+      "iteration (ms): 1195.3 | learning rate: 3.000000E-04 | global batch size:  1024 | lm loss: 2.790000E+00 | "
+      "loss scale: 1.0 | grad norm: 1.088 | number of skipped iterations:   0 | number of nan iterations:   0 |\n";
+  auto named = [&](bool presence) {
+    denpex::matcher::Candidates out;
+    Diagnostics diags;
+    hs.candidates(text, out, diags, nullptr, presence);
+    for (const auto& l : out.lines) {
+      if (l.pattern < hs.extra_base() && hs.pattern_count() > 0) {
+        // pattern index -> entry: the matcher numbers patterns entry by entry, signal by signal
+        std::uint32_t k = 0;
+        for (std::uint32_t s = 0; s < cat.size(); ++s) {
+          for (std::size_t g = 0; g < cat.entries()[s].signals.size(); ++g, ++k) {
+            if (k == l.pattern && s == *megatron) {
+              return true;
+            }
+          }
+        }
+      }
+    }
+    return false;
+  };
+  CHECK(named(true));
+  CHECK_FALSE(named(false));
+}

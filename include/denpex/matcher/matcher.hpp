@@ -153,11 +153,17 @@ public:
   // candidates() runs the prefilter (or the set) over `text` and stores where
   // patterns may occur (empty if nowhere); scan_candidates() then confirms
   // them and reports the matches, in line order. Both are thread-safe.
-  void candidates(std::string_view text, Candidates& out, Diagnostics& diags, ScanStats* stats = nullptr) const;
+  // `presence` false: the caller's sink has every presence signal it wants
+  // (presence_patterns()), and the prefilter's database of presence signals
+  // alone is not run.
+  void candidates(std::string_view text, Candidates& out, Diagnostics& diags, ScanStats* stats = nullptr,
+                  bool presence = true) const;
   bool scan_candidates(const source::Chunk& chunk, const Candidates& candidates, MatchSink& sink,
                        ScanStats* stats = nullptr) const;
 
   [[nodiscard]] std::size_t pattern_count() const;
+  // How many patterns are presence signals (catalog::Signal::presence).
+  [[nodiscard]] std::size_t presence_patterns() const;
   // How chunks are matched, for -v: the prefilter and what RE2 scans alone.
   [[nodiscard]] std::string describe() const;
   // Index of the first extra pattern in candidates() (== the number of signal
