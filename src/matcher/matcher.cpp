@@ -223,8 +223,6 @@ struct Matcher::Impl {
 
   bool find_on_line(std::uint32_t p, std::string_view text, std::size_t from, std::size_t to,
                     std::vector<Hit>& hits) const;
-  void find_first(std::uint32_t p, std::string_view text, std::size_t from, std::size_t to,
-                  std::vector<Hit>& hits) const;
   // Searches text[from, to) for pattern p (find_all), unless p is a presence
   // signal already found in this chunk (`present`) or no longer wanted by
   // the sink.
@@ -240,8 +238,9 @@ struct Matcher::Impl {
       return;
     }
     const auto before = hits.size();
-    find_first(p, text, from, to, hits);
+    find_all(p, text, from, to, hits, last_end); // one line, but for the first chunk of a source without the prefilter
     if (hits.size() > before) {
+      hits.resize(before + 1); // the first match is all a sink wants
       present.push_back(p);
     }
   }
@@ -295,38 +294,6 @@ struct Matcher::Impl {
     }
   }
 };
-
-// A presence signal's first match in text[from, to), if any: one search.
-void Matcher::Impl::find_first(std::uint32_t p, std::string_view text, std::size_t from, std::size_t to,
-                               std::vector<Hit>& hits) const {
-  const RE2& re = patterns[p].re();
-  re2::StringPiece m;
-  for (std::size_t pos = from; pos < to;) {
-    if (!re.Match(re2::StringPiece(text.data(), text.size()), pos, to, RE2::UNANCHORED, &m, 1)) {
-      return;
-    }
-    const auto begin = static_cast<std::size_t>(m.data() - text.data());
-    const void* nl = begin > 0 ? ::memrchr(text.data(), '\n', begin) : nullptr;
-    const std::size_t line_start =
-        nl == nullptr ? 0 : static_cast<std::size_t>(static_cast<const char*>(nl) - text.data()) + 1;
-    std::size_t line_end = text.find('\n', begin);
-    if (line_end == std::string_view::npos || line_end > to) {
-      line_end = to;
-    }
-    if (begin + m.size() <= line_end) {
-      hits.push_back(Hit{line_start, line_end, begin, begin + m.size(), p});
-      return;
-    }
-    // Across a newline (see find_all): that line again, alone.
-    if (re.Match(re2::StringPiece(text.data(), text.size()), std::max(pos, line_start), line_end, RE2::UNANCHORED, &m,
-                 1)) {
-      const auto b = static_cast<std::size_t>(m.data() - text.data());
-      hits.push_back(Hit{line_start, line_end, b, b + m.size(), p});
-      return;
-    }
-    pos = line_end + 1;
-  }
-}
 
 // One line the prefilter named, text[from, to), for a pattern whose every
 // match starts with its literal prefix. Where the prefix occurs once on the
