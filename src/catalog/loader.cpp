@@ -194,6 +194,14 @@ void parse_signals(Fields& top, const json& root, Signature& sig, const CatalogF
         f.fail(ptr + "/when", c.error().what);
       }
     }
+    // A cause or symptom needs every match: each one is a rank and a time.
+    // And a presence signal's first match is the only one looked at: a
+    // `when` failing there would hide the rest.
+    if (sigl.presence && sig.role != Role::context) {
+      f.fail(ptr + "/presence", "only a context entry's signal may be a presence signal");
+    } else if (sigl.presence && sigl.when) {
+      f.fail(ptr + "/presence", "a presence signal cannot have a 'when'");
+    }
     f.reject_unknown();
     if (!sigl.id.empty() && !valid_id(sigl.id)) {
       f.fail(ptr + "/id", "'" + sigl.id + "' is not a kebab-case id");
@@ -616,15 +624,6 @@ std::optional<Signature> parse_signature(const CatalogFile& file, Diagnostics& d
   parse_identity(f, file, sig);
   sig.tags = f.strings("tags", false);
   parse_signals(f, *root, sig, file, diags, ok);
-  for (std::size_t i = 0; i < sig.signals.size(); ++i) {
-    // A cause or symptom needs every match: each one is a rank and a time.
-    if (sig.signals[i].presence && sig.role != Role::context) {
-      f.fail("/signals/" + std::to_string(i) + "/presence", "only a context entry's signal may be a presence signal");
-    } else if (sig.signals[i].presence && sig.signals[i].when) {
-      // Its first match is the only one looked at: a `when` failing there would hide the rest.
-      f.fail("/signals/" + std::to_string(i) + "/presence", "a presence signal cannot have a 'when'");
-    }
-  }
   check_relations(f, sig);
   sig.root_cause = f.string("root_cause", true);
   parse_fix_verify(f, file, diags, ok, sig);

@@ -356,11 +356,7 @@ Expected<Matcher> Matcher::compile(const catalog::Catalog& catalog, const Matche
     std::vector<std::optional<std::string>> expressions;
     expressions.reserve(sources.size());
     for (std::size_t k = 0; k < sources.size(); ++k) {
-      auto e = hyperscan_expression(sources[k]);
-      if (e && k < impl->patterns.size() && impl->patterns[k].presence) {
-        e = std::string(k_presence_mark) + *e;
-      }
-      expressions.push_back(std::move(e));
+      expressions.push_back(prefilter_expression(sources[k], k < impl->patterns.size() && impl->patterns[k].presence));
     }
     impl->prefilter = detail::Prefilter::build(expressions, options.prebuilt_prefilter, unfiltered);
   } else {

@@ -346,6 +346,14 @@ std::string literal_prefix(std::string_view p) {
   return out;
 }
 
+std::optional<std::string> prefilter_expression(std::string_view re2_pattern, bool presence) {
+  auto e = hyperscan_expression(re2_pattern);
+  if (e && presence) {
+    e->insert(0, k_presence_mark);
+  }
+  return e;
+}
+
 std::optional<std::string> hyperscan_expression(std::string_view p) {
   p = prefilter_core(p);
   std::string out;
@@ -505,6 +513,11 @@ DatabasePtr deserialize_populated(std::string_view bytes) {
   return DatabasePtr(db, HsDatabaseDeleter{size});
 }
 
+// Whether a prefilter expression is a presence signal's (k_presence_mark).
+bool is_presence(std::string_view expression) {
+  return expression.substr(0, k_presence_mark.size()) == k_presence_mark;
+}
+
 struct CompileResult {
   DatabasePtr db;
   std::vector<std::size_t> ids; // Hyperscan id k is input expression ids[k]
@@ -524,7 +537,7 @@ CompileResult compile(const std::vector<std::string_view>& expressions, const hs
     std::vector<unsigned> hs_ids;
     for (std::size_t k = 0; k < r.ids.size(); ++k) {
       const std::string& e = owned[r.ids[k]];
-      const bool presence = e.compare(0, k_presence_mark.size(), k_presence_mark) == 0;
+      const bool presence = is_presence(e);
       ptrs.push_back(e.c_str() + (presence ? k_presence_mark.size() : 0));
       flags[k] |= presence ? HS_FLAG_SINGLEMATCH : 0u;
       hs_ids.push_back(static_cast<unsigned>(k));
@@ -572,10 +585,6 @@ struct Blob {
   std::vector<std::string_view> expressions; // in Hyperscan id order
   std::string_view database;                 // hs_serialize_database() output
 };
-
-bool is_presence(std::string_view expression) {
-  return expression.substr(0, k_presence_mark.size()) == k_presence_mark;
-}
 
 // The blob's sections: the database of the presence signals' expressions
 // and the database of the others (build_prefilter_blob), or nullopt.

@@ -277,8 +277,8 @@ TEST_CASE("prefilter: build_prefilter_blob round-trips through a matcher", "[pre
   std::vector<std::string> some;
   for (std::uint32_t s = 0; s < cat.size() && some.size() < 20; ++s) {
     for (const auto& sig : cat.at(s).signals) {
-      if (auto e = hyperscan_expression(sig.pattern)) {
-        some.push_back(sig.presence ? std::string(denpex::matcher::k_presence_mark) + *e : *e);
+      if (auto e = denpex::matcher::prefilter_expression(sig.pattern, sig.presence)) {
+        some.push_back(*e);
       }
     }
   }

@@ -33,8 +33,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> expressions;
   std::size_t skipped = 0;
   auto add = [&](const std::string& pattern, bool presence) {
-    if (auto e = denpex::matcher::hyperscan_expression(pattern)) {
-      expressions.push_back(presence ? std::string(denpex::matcher::k_presence_mark) + *e : std::move(*e));
+    if (auto e = denpex::matcher::prefilter_expression(pattern, presence)) {
+      expressions.push_back(std::move(*e));
     } else {
       ++skipped;
     }

@@ -42,6 +42,10 @@ std::optional<std::string> hyperscan_expression(std::string_view re2_pattern);
 // pattern with the same flag.
 inline constexpr std::string_view k_presence_mark = "(*presence)";
 
+// hyperscan_expression(), with k_presence_mark in front for a presence signal:
+// the expression as the prefilter and its blob take it.
+std::optional<std::string> prefilter_expression(std::string_view re2_pattern, bool presence);
+
 // True if every match of the RE2 pattern holds at least one character: some
 // top-level piece must consume one (a literal, a class, `.` or an escape
 // such as \d, not optional). False where that is not plain from the text
