@@ -20,10 +20,12 @@ if(HS_FOUND)
 endif()
 denpex_module(context SOURCES src/context/context.cpp src/context/timestamp.cpp src/context/traceback.cpp
               src/context/formats.cpp PUBLIC denpex_util PRIVATE nlohmann_json::nlohmann_json denpex::re2)
-denpex_module(correlate SOURCES src/correlate/correlate.cpp src/correlate/clocks.cpp src/correlate/identity.cpp src/correlate/fold.cpp src/correlate/episodes.cpp src/correlate/causality.cpp src/correlate/choose.cpp src/correlate/attach.cpp src/correlate/missing.cpp src/correlate/symptoms_only.cpp src/correlate/fallback.cpp src/correlate/who.cpp src/correlate/stack.cpp src/correlate/gate.cpp src/correlate/runs.cpp src/correlate/describe.cpp PUBLIC denpex_catalog denpex_context PRIVATE denpex::fmt)
-denpex_module(scan SOURCES src/scan/scan.cpp
-              PUBLIC denpex_source denpex_matcher denpex_context denpex_correlate PRIVATE Threads::Threads denpex::re2 nlohmann_json::nlohmann_json)
+denpex_module(correlate SOURCES src/correlate/correlate.cpp src/correlate/clocks.cpp src/correlate/identity.cpp src/correlate/fold.cpp src/correlate/episodes.cpp src/correlate/causality.cpp src/correlate/choose.cpp src/correlate/attach.cpp src/correlate/missing.cpp src/correlate/symptoms_only.cpp src/correlate/fallback.cpp src/correlate/who.cpp src/correlate/stack.cpp src/correlate/gate.cpp src/correlate/runs.cpp src/correlate/describe.cpp src/correlate/rules.cpp PUBLIC denpex_catalog denpex_context PRIVATE denpex::fmt)
+denpex_module(findings SOURCES src/findings/reader.cpp src/findings/writer.cpp PUBLIC denpex_correlate
+              PRIVATE denpex::fmt nlohmann_json::nlohmann_json)
+denpex_module(scan SOURCES src/scan/scan.cpp src/scan/collector.cpp src/scan/line_samplers.cpp
+              PUBLIC denpex_source denpex_matcher denpex_context PRIVATE denpex_findings Threads::Threads denpex::re2)
 denpex_module(report SOURCES src/report/verdict.cpp src/report/json_fields.cpp src/report/redact.cpp src/report/common.cpp src/report/text.cpp src/report/json.cpp src/report/sarif.cpp
               src/report/github.cpp src/report/markdown.cpp src/report/jsonl.cpp src/report/prometheus.cpp src/report/timeline.cpp src/report/html.cpp src/report/registry.cpp src/report/grep.cpp
-              PUBLIC denpex_correlate PRIVATE denpex::fmt nlohmann_json::nlohmann_json denpex::re2)
+              PUBLIC denpex_correlate PRIVATE denpex_findings denpex::fmt nlohmann_json::nlohmann_json denpex::re2)
 denpex_module(selftest SOURCES src/selftest/selftest.cpp PUBLIC denpex_matcher PRIVATE denpex_context denpex::fmt)

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <denpex/correlate/correlate.hpp>
+#include <denpex/findings/findings.hpp>
 #include <denpex/report/redact.hpp>
 #include <denpex/report/report.hpp>
 #include <denpex/report/verdict.hpp>
@@ -120,8 +121,8 @@ public:
   LiveUpdates(const catalog::Catalog& cat, const correlate::CorrelateOptions& co, bool quiet, bool redact)
       : m_cat(cat), m_co(co), m_quiet(quiet), m_redact(redact) {}
 
-  void update(const std::vector<correlate::Hit>& hits, const std::vector<correlate::SourceRef>& sources) {
-    const auto causes = static_cast<std::size_t>(std::count_if(hits.begin(), hits.end(), [&](const correlate::Hit& h) {
+  void update(const std::vector<scan::Hit>& hits, const std::vector<scan::SourceRef>& sources) {
+    const auto causes = static_cast<std::size_t>(std::count_if(hits.begin(), hits.end(), [&](const scan::Hit& h) {
       return m_cat.at(h.signature).role == catalog::Role::cause;
     }));
     if (causes == m_causes_seen) {
@@ -205,7 +206,7 @@ bool log_inside(const std::string& path, const std::string& dir) {
   std::string head(4096, '\0');
   in.read(head.data(), static_cast<std::streamsize>(head.size()));
   head.resize(static_cast<std::size_t>(in.gcount()));
-  return !source::own_report_format(head) && !scan::is_findings(head);
+  return !source::own_report_format(head) && !findings::is_findings(head);
 }
 
 // The --output specs, and the paths they must never replace: the inputs
@@ -398,7 +399,7 @@ Status run_diagnose(const CommonArgs& common, const DiagnoseArgs& args, Diagnost
   // --follow: re-correlate whenever a new cause arrives and say so at once.
   LiveUpdates live(*cat, co, common.quiet, args.redact);
   if (args.follow) {
-    so.on_chunk = [&live](const std::vector<correlate::Hit>& hits, const std::vector<correlate::SourceRef>& sources) {
+    so.on_chunk = [&live](const std::vector<scan::Hit>& hits, const std::vector<scan::SourceRef>& sources) {
       live.update(hits, sources);
     };
   }

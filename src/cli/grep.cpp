@@ -105,7 +105,7 @@ Status run_grep(const CommonArgs& common, const GrepArgs& args, Diagnostics& dia
     }
     held.clear();
   };
-  auto on_hit = [&](const correlate::Hit& hit, const correlate::SourceRef& src) {
+  auto on_hit = [&](const scan::Hit& hit, const scan::SourceRef& src) {
     ++matched;
     const auto& sig = cat->at(hit.signature);
     if (common.quiet) {

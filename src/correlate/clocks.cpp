@@ -26,7 +26,7 @@ int year_of(std::int64_t epoch_seconds) {
 
 // The reference year: the latest printed year, else --year, else the files'
 // modification times, else the current year.
-void choose_year(State& s, const std::vector<Hit>& hits) {
+void choose_year(State& s, const std::vector<scan::Hit>& hits) {
   auto& clocks = s.d.clocks;
   for (const auto& h : hits) {
     if (h.ctx.time.kind == context::ClockKind::wall && h.ctx.time.wall.year != 0) {
@@ -59,7 +59,7 @@ void choose_year(State& s, const std::vector<Hit>& hits) {
 
 } // namespace
 
-Time stamp_of_mark(const ProgressMark& m, int ref_year) {
+Time stamp_of_mark(const scan::ProgressMark& m, int ref_year) {
   if (m.time.kind == context::ClockKind::wall) {
     return Stamp{context::to_epoch_micros(m.time.wall, ref_year), 0};
   }
@@ -69,7 +69,7 @@ Time stamp_of_mark(const ProgressMark& m, int ref_year) {
   return std::nullopt;
 }
 
-void pass_clocks(State& s, const std::vector<Hit>& hits) {
+void pass_clocks(State& s, const std::vector<scan::Hit>& hits) {
   choose_year(s, hits);
   auto& clocks = s.d.clocks;
   s.records.clear();

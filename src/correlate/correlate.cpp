@@ -16,7 +16,7 @@ namespace denpex::correlate {
 
 namespace detail {
 
-std::string capture(const Hit& h, std::string_view name) {
+std::string capture(const scan::Hit& h, std::string_view name) {
   for (const auto& [k, v] : h.captures) {
     if (k == name) {
       return v;
@@ -191,8 +191,8 @@ std::string_view to_string(Inference::Kind k) {
   return "?";
 }
 
-Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const catalog::Catalog& cat,
-                    const CorrelateOptions& options, const std::vector<ProgressMark>& progress) {
+Diagnosis correlate(std::vector<scan::Hit> hits, std::vector<scan::SourceRef> sources, const catalog::Catalog& cat,
+                    const CorrelateOptions& options, const std::vector<scan::ProgressMark>& progress) {
   Diagnosis d;
   d.sources = std::move(sources);
   for (const auto& h : hits) {
@@ -235,7 +235,7 @@ namespace {
 constexpr std::uint64_t k_said_above_lines = 40;
 
 // A sampled error line as evidence, with its wall time when it has one.
-Evidence evidence_of(const ErrorLine& l, std::optional<std::int64_t> time_us) {
+Evidence evidence_of(const scan::ErrorLine& l, std::optional<std::int64_t> time_us) {
   Evidence e;
   e.source = l.source;
   e.line_no = l.line_no;
@@ -247,7 +247,7 @@ Evidence evidence_of(const ErrorLine& l, std::optional<std::int64_t> time_us) {
 
 } // namespace
 
-void add_starting_points(Diagnosis& d, const std::vector<ErrorLine>& lines, const catalog::Catalog& catalog,
+void add_starting_points(Diagnosis& d, const std::vector<scan::ErrorLine>& lines, const catalog::Catalog& catalog,
                          const CorrelateOptions& options, std::size_t max_groups) {
   // With no cause, a first report heads the run; the lines no entry named
   // are where its cause may be, above all the one just above it.

@@ -25,7 +25,7 @@ namespace {
 
 // Whether a relaunch mark of `source` lies between lines `from` and `to`.
 bool relaunched_between(const State& s, std::uint32_t source, std::uint64_t from, std::uint64_t to) {
-  return std::any_of(s.progress.begin(), s.progress.end(), [&](const ProgressMark& m) {
+  return std::any_of(s.progress.begin(), s.progress.end(), [&](const scan::ProgressMark& m) {
     return m.relaunch && m.source == source && m.line_no > from && m.line_no < to;
   });
 }
@@ -70,14 +70,14 @@ std::optional<ProgressRef> progress_after(const State& s, const Evidence& e, con
   return std::nullopt;
 }
 
-std::vector<ProgressMark> marks_that_split(const std::vector<ProgressMark>& progress, const std::vector<Hit>& hits,
+std::vector<scan::ProgressMark> marks_that_split(const std::vector<scan::ProgressMark>& progress, const std::vector<scan::Hit>& hits,
                                           const catalog::Catalog& cat) {
-  std::vector<ProgressMark> out;
+  std::vector<scan::ProgressMark> out;
   // Where a run said it had completed: its entry carries the tag run-completed.
   for (const auto& h : hits) {
     const auto& tags = cat.at(h.signature).tags;
     if (std::find(tags.begin(), tags.end(), "run-completed") != tags.end()) {
-      ProgressMark m;
+      scan::ProgressMark m;
       m.source = h.source;
       m.line_no = h.line_no;
       m.text = h.text;
@@ -93,7 +93,7 @@ std::vector<ProgressMark> marks_that_split(const std::vector<ProgressMark>& prog
       l = std::max({l, h.line_no, h.last_line_no});
     }
   }
-  std::map<std::uint32_t, const ProgressMark*> relaunch; // the last with evidence below it
+  std::map<std::uint32_t, const scan::ProgressMark*> relaunch; // the last with evidence below it
   for (const auto& m : progress) {
     if (!m.relaunch) {
       out.push_back(m); // progress (completion marks come from the hits, above)
@@ -129,7 +129,7 @@ struct Point {
 std::optional<ProgressRef> relaunch_after(const State& s, const Work& w) {
   std::optional<ProgressRef> found;
   for (const auto& [source, last] : w.last_lines) {
-    const auto mark = std::find_if(s.progress.begin(), s.progress.end(), [&, src = source](const ProgressMark& m) {
+    const auto mark = std::find_if(s.progress.begin(), s.progress.end(), [&, src = source](const scan::ProgressMark& m) {
       return m.relaunch && m.source == src;
     });
     if (mark == s.progress.end() || mark->line_no <= last) {
@@ -154,8 +154,8 @@ void mark_recovered(State& s) {
 }
 
 // The cuts progress makes on one clock: evidence before a cut was recovered from.
-std::vector<std::pair<std::int64_t, const ProgressMark*>> progress_cuts(const State& s, std::uint32_t domain) {
-  std::vector<std::pair<std::int64_t, const ProgressMark*>> cuts;
+std::vector<std::pair<std::int64_t, const scan::ProgressMark*>> progress_cuts(const State& s, std::uint32_t domain) {
+  std::vector<std::pair<std::int64_t, const scan::ProgressMark*>> cuts;
   for (const auto& mark : s.progress) {
     const Time mt = stamp_of_mark(mark, s.ref_year);
     if (!mark.relaunch && mt && mt->domain == domain) {
@@ -195,7 +195,7 @@ void split_domain(State& s, std::uint32_t domain, const std::vector<Point>& poin
   for (std::size_t i = 0; i < points.size(); ++i) {
     const auto& p = points[i];
     Episode::Start start = Episode::Start::first;
-    const ProgressMark* mark = nullptr;
+    const scan::ProgressMark* mark = nullptr;
     std::int64_t gap = 0;
     if (i > 0) {
       while (cut < cuts.size() && cuts[cut].first <= points[i - 1].t) {

@@ -4,6 +4,8 @@
 // with counts, ranks and hosts, and supporting signals add their evidence.
 #include "passes.hpp"
 
+#include <denpex/correlate/rules.hpp>
+
 #include <algorithm>
 #include <map>
 #include <numeric>
@@ -20,25 +22,15 @@ namespace {
 using catalog::Role;
 
 // An entry is raised when an anchor signal hit and, if it requires other
-// evidence (nccl.nvls.cuda-700 needs NVLS in use), some of it was seen.
+// evidence (nccl.nvls.cuda-700 needs NVLS in use), some of it was seen
+// (RaisedEntries, rules.hpp).
 void mark_raised(State& s) {
-  std::vector<bool> required_seen(s.cat.size(), false);
+  RaisedEntries raised(s.cat);
   for (const auto& r : s.records) {
-    const auto& sig = s.cat.at(r.hit->signature);
-    const auto& signal_id = sig.signals[r.hit->signal].id;
-    if (std::find(sig.requires_any.begin(), sig.requires_any.end(), signal_id) != sig.requires_any.end()) {
-      required_seen[r.hit->signature] = true;
-    }
-  }
-  std::vector<bool> raised(s.cat.size(), false);
-  for (const auto& r : s.records) {
-    const auto& sig = s.cat.at(r.hit->signature);
-    if (sig.signals[r.hit->signal].anchor && (sig.requires_any.empty() || required_seen[r.hit->signature])) {
-      raised[r.hit->signature] = true;
-    }
+    raised.add(*r.hit);
   }
   for (auto& r : s.records) {
-    r.raised = raised[r.hit->signature];
+    r.raised = raised.raised(r.hit->signature);
   }
 }
 
@@ -57,7 +49,7 @@ void fold_same_line(State& s) {
     }
     int best = -1;
     std::size_t best_idx = 0;
-    int best_other = -1; // a symptom on the line
+    LineCauses line; // its raised causes and symptoms (rules.hpp)
     std::shared_ptr<const context::Traceback> traceback;
     for (std::size_t k = i; k < j; ++k) {
       if (s.records[order[k]].hit->traceback) {
@@ -72,17 +64,22 @@ void fold_same_line(State& s) {
       // catalogued cause on its line, wrappers included: the NCCL entry names
       // "RuntimeError: NCCL error: unhandled system error", not the generic one.
       const int rank_on_line = sig.headline.empty() ? sig.priority + 1000 : sig.priority;
-      if (sig.role == Role::cause && r.raised && rank_on_line > best) {
-        best = rank_on_line;
-        best_idx = order[k];
+      if (sig.role == Role::cause && r.raised) {
+        line.add_cause(sig);
+        if (rank_on_line > best) {
+          best = rank_on_line;
+          best_idx = order[k];
+        }
       } else if (sig.role == Role::symptom && r.raised) {
-        best_other = std::max(best_other, sig.priority);
+        line.add_raised_symptom();
       }
     }
     // Generic evidence (an exception's own words) is not a cause when any
     // entry that knows the line better names it (ChildFailedError is a
-    // wrapper, BrokenPipeError during teardown is collateral).
-    if (best >= 0 && !s.cat.at(s.records[best_idx].hit->signature).headline.empty() && best_other >= 0) {
+    // wrapper, BrokenPipeError during teardown is collateral). It wins its
+    // line only when every raised cause there is generic.
+    if (line.overruled()) {
+      DENPEX_ASSERT(best >= 0 && !s.cat.at(s.records[best_idx].hit->signature).headline.empty());
       s.records[best_idx].folded = true;
       best = -1;
     }

@@ -44,7 +44,7 @@ Maps build(State& s) {
   Maps m;
   auto& links = s.d.identities;
   for (const auto& r : s.records) {
-    const Hit& h = *r.hit;
+    const scan::Hit& h = *r.hit;
     const auto rank = capture(h, "rank");
     const auto nranks = capture(h, "nranks");
     if (rank.empty() || nranks.empty() || !h.ctx.host || !h.ctx.pid) {
@@ -84,7 +84,7 @@ Maps build(State& s) {
 // The link for a record: by its process, else by its GPU on its host, else
 // by its GPU alone when exactly one host has that bus id (a kernel log
 // without a host name, from a one-node dump).
-std::optional<std::size_t> link_for(const Maps& m, const Record& r, const Hit& h) {
+std::optional<std::size_t> link_for(const Maps& m, const Record& r, const scan::Hit& h) {
   if (h.ctx.host && h.ctx.pid) {
     if (auto it = m.by_process.find({h.ctx.host->value, h.ctx.pid->value}); it != m.by_process.end()) {
       return it->second;
@@ -109,13 +109,13 @@ std::optional<std::size_t> link_for(const Maps& m, const Record& r, const Hit& h
 
 void pass_identity(State& s) {
   for (auto& r : s.records) {
-    const Hit& h = *r.hit;
+    const scan::Hit& h = *r.hit;
     r.host = h.ctx.host ? h.ctx.host->value : capture(h, "host");
     r.pci = h.ctx.pci ? h.ctx.pci->value : context::normalize_pci(capture(h, "pci"));
   }
   const Maps m = build(s);
   for (auto& r : s.records) {
-    const Hit& h = *r.hit;
+    const scan::Hit& h = *r.hit;
     const auto link = link_for(m, r, h);
     if (h.ctx.rank) {
       r.rank = h.ctx.rank->value;

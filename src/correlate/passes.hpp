@@ -54,7 +54,7 @@ inline bool comparable(const Time& a, const Time& b) { return a && b && a->domai
 
 // One piece of evidence: a hit with its clock and identity resolved.
 struct Record {
-  const Hit* hit = nullptr;
+  const scan::Hit* hit = nullptr;
   std::optional<std::int64_t> wall_us; // wall clock only (for the report)
   Time stamp;                          // when the line was printed
   Time began;                          // when what it reports began (a watchdog's Timeout(ms) before it)
@@ -87,7 +87,7 @@ struct Work {
 struct State {
   const catalog::Catalog& cat;
   const CorrelateOptions& options;
-  const std::vector<ProgressMark>& progress;
+  const std::vector<scan::ProgressMark>& progress;
   Diagnosis& d;
   int ref_year = 0;
   std::optional<std::int64_t> latest_us; // the latest stamp with a year (or file mtime)
@@ -113,11 +113,11 @@ inline bool different_runs(const State& s, std::uint32_t a, std::uint32_t b) {
 // below it (a run that began again and printed no failure says nothing
 // about the runs before it: it may still be starting); and a completion
 // mark for each hit of an entry tagged run-completed.
-std::vector<ProgressMark> marks_that_split(const std::vector<ProgressMark>& progress, const std::vector<Hit>& hits,
+std::vector<scan::ProgressMark> marks_that_split(const std::vector<scan::ProgressMark>& progress, const std::vector<scan::Hit>& hits,
                                           const catalog::Catalog& cat);
 
 // The passes, in order (see the table above).
-void pass_clocks(State& s, const std::vector<Hit>& hits);
+void pass_clocks(State& s, const std::vector<scan::Hit>& hits);
 void pass_identity(State& s);
 void pass_fold(State& s);
 void pass_episodes(State& s);
@@ -137,7 +137,7 @@ std::string job_of_path(std::string_view path);
 
 // A line without a stamp of its own took the nearest earlier one: it was
 // printed at or after that time (docs/correlator.md, "Episodes").
-inline bool borrowed_stamp(const Hit& h) { return h.ctx.time.origin == context::Origin::neighbour; }
+inline bool borrowed_stamp(const scan::Hit& h) { return h.ctx.time.origin == context::Origin::neighbour; }
 inline bool borrowed_stamp(const Work& w) { return w.inc.first.ctx.time.origin == context::Origin::neighbour; }
 
 // How close two stamps must be to count as concurrent: the skew window, plus
@@ -147,9 +147,9 @@ std::int64_t window(const State& s, const std::set<std::string>& a, const std::s
 std::int64_t window(const State& s, const std::set<std::string>& a, const std::string& b);
 
 // Shared helpers.
-std::string capture(const Hit& h, std::string_view name);
+std::string capture(const scan::Hit& h, std::string_view name);
 Time stamp_of(const Evidence& e);
-Time stamp_of_mark(const ProgressMark& m, int ref_year);
+Time stamp_of_mark(const scan::ProgressMark& m, int ref_year);
 // The training progress printed well after `e` (its stamp `first_time`, or,
 // without one, enough lines later in its own file), if any: the run went on.
 // With `relaunch`, also a relaunch mark below `e` in its own file.

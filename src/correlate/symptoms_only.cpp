@@ -32,7 +32,7 @@ struct RankReport {
 std::map<int, RankReport> rank_reports(const State& s, int& world) {
   std::map<int, RankReport> reports;
   for (const auto& r : s.records) {
-    const Hit& h = *r.hit;
+    const scan::Hit& h = *r.hit;
     if (h.ctx.nranks && h.ctx.nranks->value > world) {
       world = h.ctx.nranks->value;
     }
@@ -149,7 +149,7 @@ bool transport_setting(std::string_view name) {
 void read_transport(const State& s, Inference& inf) {
   std::set<std::string> seen;
   for (const auto& r : s.records) {
-    const Hit& h = *r.hit;
+    const scan::Hit& h = *r.hit;
     if (h.text.find("NCCL INFO") != std::string::npos) {
       inf.nccl_info = true;
     }

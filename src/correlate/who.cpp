@@ -31,7 +31,7 @@ bool has_tag(const catalog::Signature& sig, std::string_view tag) {
 
 // Whether the launcher's report `r` can be about the process of `e`.
 bool consistent(const Record& r, const Evidence& e) {
-  const Hit& h = *r.hit;
+  const scan::Hit& h = *r.hit;
   if (e.ctx.host && !r.host.empty() && e.ctx.host->value != r.host) {
     return false;
   }

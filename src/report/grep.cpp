@@ -7,7 +7,7 @@
 
 namespace denpex::report {
 
-void print_grep_line(std::ostream& out, const correlate::Hit& h, const correlate::SourceRef& src,
+void print_grep_line(std::ostream& out, const scan::Hit& h, const scan::SourceRef& src,
                      const catalog::Signature& sig) {
   const std::string rank = h.ctx.rank ? std::to_string(h.ctx.rank->value) : "-";
   const std::string when = format_stamp(h.ctx.time);
@@ -15,7 +15,7 @@ void print_grep_line(std::ostream& out, const correlate::Hit& h, const correlate
       << (when.empty() ? "" : " time=" + when) << ": " << util::escape_for_terminal(h.text) << "\n";
 }
 
-void print_grep_json(std::ostream& out, const correlate::Hit& h, const correlate::SourceRef& src,
+void print_grep_json(std::ostream& out, const scan::Hit& h, const scan::SourceRef& src,
                      const catalog::Signature& sig) {
   using nlohmann::ordered_json;
   auto or_null = [](const std::string& s) { return s.empty() ? ordered_json(nullptr) : ordered_json(s); };

@@ -1,12 +1,16 @@
 #include "json_fields.hpp"
 
 #include <denpex/correlate/describe.hpp>
+#include <denpex/findings/record.hpp>
 #include <denpex/report/report.hpp>
 #include <denpex/util/strings.hpp>
 
 namespace denpex::report::detail {
 
 namespace {
+
+// The fields a merge reads back are named as the findings reader names them.
+namespace key = findings::key;
 
 ordered_json field_origin(context::Origin o) { return std::string(context::to_string(o)); }
 
@@ -16,19 +20,19 @@ std::string safe(std::string_view s) { return util::sanitize_utf8(s); }
 
 ordered_json where_json(const correlate::Diagnosis& d, const correlate::Evidence& e) {
   ordered_json w;
-  w["file"] = safe(d.source_name(e.source));
-  w["line"] = e.line_no;
-  w["rank"] = e.ctx.rank ? ordered_json(e.ctx.rank->value) : ordered_json(nullptr);
+  w[key::file] = safe(d.source_name(e.source));
+  w[key::line] = e.line_no;
+  w[key::rank] = e.ctx.rank ? ordered_json(e.ctx.rank->value) : ordered_json(nullptr);
   w["local_rank"] = e.ctx.local_rank ? ordered_json(e.ctx.local_rank->value) : ordered_json(nullptr);
-  w["host"] = e.ctx.host ? ordered_json(safe(e.ctx.host->value)) : ordered_json(nullptr);
-  w["gpu"] = e.ctx.gpu ? ordered_json(e.ctx.gpu->value) : ordered_json(nullptr);
-  w["pci"] = e.ctx.pci ? ordered_json(e.ctx.pci->value) : ordered_json(nullptr);
+  w[key::host] = e.ctx.host ? ordered_json(safe(e.ctx.host->value)) : ordered_json(nullptr);
+  w[key::gpu] = e.ctx.gpu ? ordered_json(e.ctx.gpu->value) : ordered_json(nullptr);
+  w[key::pci] = e.ctx.pci ? ordered_json(e.ctx.pci->value) : ordered_json(nullptr);
   w["pid"] = e.ctx.pid ? ordered_json(e.ctx.pid->value) : ordered_json(nullptr);
   const auto t = format_time(e);
   w["time"] = t.empty() ? ordered_json(nullptr) : ordered_json(t);
   w["clock"] = std::string(context::to_string(e.ctx.time.kind));
-  w["time_us"] = e.time_us ? ordered_json(*e.time_us) : ordered_json(nullptr);
-  w["mono_us"] = e.ctx.time.kind == context::ClockKind::monotonic ? ordered_json(e.ctx.time.mono_micros)
+  w[key::time_us] = e.time_us ? ordered_json(*e.time_us) : ordered_json(nullptr);
+  w[key::mono_us] = e.ctx.time.kind == context::ClockKind::monotonic ? ordered_json(e.ctx.time.mono_micros)
                                                                    : ordered_json(nullptr);
   ordered_json from = ordered_json::object();
   if (e.ctx.rank) {
@@ -45,7 +49,7 @@ ordered_json where_json(const correlate::Diagnosis& d, const correlate::Evidence
     w["time_format"] = std::string(e.ctx.time.format);
   }
   w["from"] = from;
-  w["text"] = safe(e.text);
+  w[key::text] = safe(e.text);
   return w;
 }
 
@@ -59,13 +63,13 @@ ordered_json hosts_json(const std::set<std::string>& hosts) {
 
 ordered_json group_json(const correlate::Diagnosis& d, const catalog::Catalog& cat, const correlate::Group& g) {
   ordered_json j;
-  j["signature"] = cat.at(g.signature).id;
+  j[key::signature] = cat.at(g.signature).id;
   j["title"] = cat.at(g.signature).title;
   j["role"] = std::string(catalog::to_string(cat.at(g.signature).role));
-  j["count"] = g.count;
-  j["ranks"] = std::vector<int>(g.ranks.begin(), g.ranks.end());
+  j[key::count] = g.count;
+  j[key::ranks] = std::vector<int>(g.ranks.begin(), g.ranks.end());
   j["hosts"] = hosts_json(g.hosts);
-  j["first"] = where_json(d, g.first);
+  j[key::first] = where_json(d, g.first);
   return j;
 }
 
@@ -82,11 +86,11 @@ ordered_json signals_json(const correlate::Diagnosis& d, const catalog::Signatur
   ordered_json signals = ordered_json::array();
   for (const auto& s : inc.signals) {
     ordered_json sj;
-    sj["id"] = sig.signals[s.signal].id;
+    sj[key::id] = sig.signals[s.signal].id;
     sj["anchor"] = sig.signals[s.signal].anchor;
-    sj["seen"] = s.count > 0;
-    sj["count"] = s.count;
-    sj["first"] = s.first ? where_json(d, *s.first) : ordered_json(nullptr);
+    sj[key::seen] = s.count > 0;
+    sj[key::count] = s.count;
+    sj[key::first] = s.first ? where_json(d, *s.first) : ordered_json(nullptr);
     signals.push_back(sj);
   }
   return signals;
@@ -160,7 +164,7 @@ ordered_json said_above_json(const correlate::Diagnosis& d, const correlate::Inc
 void put_incident_head(ordered_json& j, const correlate::Diagnosis& d, const catalog::Catalog& cat,
                        const correlate::Incident& inc) {
   const auto& sig = cat.at(inc.signature);
-  j["signature"] = sig.id;
+  j[key::signature] = sig.id;
   j["title"] = sig.title;
   j["headline"] = inc.headline.empty() ? ordered_json(nullptr) : ordered_json(safe(inc.headline));
   j["area"] = sig.area;
@@ -174,8 +178,8 @@ void put_incident_head(ordered_json& j, const correlate::Diagnosis& d, const cat
 
 void put_incident_reach(ordered_json& j, const correlate::Diagnosis& d, const correlate::Incident& inc) {
   j["where"] = where_json(d, inc.first);
-  j["count"] = inc.count;
-  j["ranks"] = std::vector<int>(inc.ranks.begin(), inc.ranks.end());
+  j[key::count] = inc.count;
+  j[key::ranks] = std::vector<int>(inc.ranks.begin(), inc.ranks.end());
   j["hosts"] = hosts_json(inc.hosts);
   j["pci"] = inc.pci.empty() ? ordered_json(nullptr) : ordered_json(inc.pci);
 }

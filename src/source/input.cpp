@@ -168,6 +168,9 @@ std::optional<std::string_view> own_report_format(std::string_view head) {
     return head.substr(0, n).find(needle) != std::string_view::npos;
   };
   if (has_prefix(head, "{")) {
+    if (has_prefix(head, "{\"type\":\"")) {
+      return std::nullopt; // JSON Lines findings, which a merge reads (findings/findings.hpp)
+    }
     if (within("\"$schema\"", 64) && within("sarif", 256) && within("\"denpex\"", 4096)) {
       return "SARIF";
     }

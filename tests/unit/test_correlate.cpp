@@ -14,8 +14,8 @@
 using denpex::Diagnostics;
 using denpex::catalog::Catalog;
 using denpex::catalog::CatalogFile;
-using denpex::correlate::Hit;
-using denpex::correlate::SourceRef;
+using denpex::scan::Hit;
+using denpex::scan::SourceRef;
 using nlohmann::json;
 
 namespace {
@@ -142,7 +142,7 @@ TEST_CASE("correlate: a generic wrapper never initiates while a concrete cause e
 TEST_CASE("correlate: a cause training recovered from does not initiate", "[correlate]") {
   const auto cat = make_catalog({entry("t.early", "cause", 80), entry("t.late", "cause", 60)});
   std::vector<Hit> hits{hit(cat, "t.early", 0, 1, 2024, 11, 29, 16, 0), hit(cat, "t.late", 0, 500, 2024, 11, 29, 17, 59)};
-  denpex::correlate::ProgressMark mark;
+  denpex::scan::ProgressMark mark;
   mark.source = 0;
   mark.line_no = 300;
   mark.time.kind = denpex::context::ClockKind::wall;
@@ -163,7 +163,7 @@ TEST_CASE("correlate: in a file several runs appended to, the last run's failure
     return h;
   };
   auto relaunch = [](std::uint64_t line) {
-    denpex::correlate::ProgressMark m;
+    denpex::scan::ProgressMark m;
     m.source = 0;
     m.line_no = line;
     m.relaunch = true;
@@ -221,7 +221,7 @@ TEST_CASE("correlate: failures printed after the run said it completed do not in
                                                {SourceRef{"a.txt", {}}, SourceRef{"b.txt", {}}}, cat);
   REQUIRE(d2.incidents.size() == 1);
   CHECK(d2.incidents[0].initiating);
-  denpex::correlate::ProgressMark again;
+  denpex::scan::ProgressMark again;
   again.source = 0;
   again.line_no = 15;
   again.relaunch = true;
@@ -441,7 +441,7 @@ TEST_CASE("r14: a catalogued cause beats generic evidence; an exception the run 
   CHECK(cat.at(d.incidents[0].signature).id == "t.oom");
   CHECK(d.incidents[0].decision->generic_skipped == 1);
 
-  denpex::correlate::ProgressMark later;
+  denpex::scan::ProgressMark later;
   later.source = 0;
   later.line_no = 9;
   later.time.kind = denpex::context::ClockKind::wall;

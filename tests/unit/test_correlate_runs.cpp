@@ -11,8 +11,8 @@
 
 #include "../../src/correlate/passes.hpp"
 
-using denpex::correlate::Hit;
-using denpex::correlate::SourceRef;
+using denpex::scan::Hit;
+using denpex::scan::SourceRef;
 using denpex::correlate::detail::job_of_path;
 
 TEST_CASE("correlate::job_of_path: the scheduler's job id in a path", "[correlate][runs]") {
@@ -80,8 +80,8 @@ Hit stamped(const Catalog& cat, std::uint32_t source, std::uint64_t line, int mo
   return h;
 }
 
-denpex::correlate::ProgressMark progress(std::uint32_t source, std::uint64_t line, int month, int day) {
-  denpex::correlate::ProgressMark m;
+denpex::scan::ProgressMark progress(std::uint32_t source, std::uint64_t line, int month, int day) {
+  denpex::scan::ProgressMark m;
   m.source = source;
   m.line_no = line;
   m.time.kind = denpex::context::ClockKind::wall;

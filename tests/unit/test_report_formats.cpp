@@ -12,6 +12,7 @@
 #include <denpex/catalog/catalog.hpp>
 #include <denpex/correlate/correlate.hpp>
 #include <denpex/matcher/matcher.hpp>
+#include <denpex/findings/record.hpp>
 #include <denpex/report/formats.hpp>
 #include <denpex/report/timeline.hpp>
 #include <denpex/scan/scan.hpp>
@@ -303,15 +304,20 @@ TEST_CASE("report::print_jsonl: self-contained lines, summary last", "[report]")
   std::vector<json> recs;
   for (const auto& l : lines) {
     REQUIRE_NOTHROW(recs.push_back(json::parse(l)));
-    CHECK(recs.back()["schema_version"] == report::k_jsonl_schema_version);
+    CHECK(recs.back()["schema_version"] == denpex::findings::k_schema_version);
   }
-  CHECK(recs.front()["type"] == "incident");
-  CHECK(recs.front()["signature"] == "nccl.nvls.cuda-700");
-  CHECK(recs.front()["file"] == "node-017/train.log");
-  CHECK(recs.front()["host"] == "node-017");
-  CHECK(recs.front()["where"]["line"] == 2);
-  CHECK(recs.front()["where"]["time_us"].is_number_integer());
-  CHECK(recs.front()["fingerprint"] == report::finding_fingerprint("nccl.nvls.cuda-700", "node-017/train.log", 2));
+  // The first record says what the file is; the initiating incident follows.
+  CHECK(recs.front()["type"] == "findings");
+  CHECK(recs.front()["format"] == "denpex-findings");
+  CHECK(recs.front()["tool"]["version"] == p.run.version);
+  const auto& inc = recs.at(1);
+  CHECK(inc["type"] == "incident");
+  CHECK(inc["signature"] == "nccl.nvls.cuda-700");
+  CHECK(inc["file"] == "node-017/train.log");
+  CHECK(inc["host"] == "node-017");
+  CHECK(inc["where"]["line"] == 2);
+  CHECK(inc["where"]["time_us"].is_number_integer());
+  CHECK(inc["fingerprint"] == report::finding_fingerprint("nccl.nvls.cuda-700", "node-017/train.log", 2));
   CHECK(recs.back()["type"] == "summary");
   CHECK(recs.back()["initiating"] == "nccl.nvls.cuda-700");
   CHECK(recs.back()["files"][0]["file"] == "node-017/train.log");
@@ -368,8 +374,9 @@ TEST_CASE("report::printers: an empty diagnosis", "[report]") {
   const auto md = capture([&](std::ostream& o) { report::print_markdown(o, d, cat, run); });
   CHECK(md.rfind("## denpex: no known failure signature found", 0) == 0);
   const auto jl = lines_of(capture([&](std::ostream& o) { report::print_jsonl(o, d, cat, run); }));
-  REQUIRE(jl.size() == 1);
-  CHECK(json::parse(jl[0])["type"] == "summary");
+  REQUIRE(jl.size() == 2); // the header and the summary
+  CHECK(json::parse(jl[0])["type"] == "findings");
+  CHECK(json::parse(jl[1])["type"] == "summary");
 }
 
 TEST_CASE("report::print_text_timeline: fits 60, 80 and 120 columns; ids are cut, counts stay whole", "[report]") {

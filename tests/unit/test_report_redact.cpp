@@ -68,7 +68,7 @@ TEST_CASE("report::redact: identity links and sources lose their hosts", "[repor
   link.host = "node-017";
   link.rank = 3;
   d.identities.push_back(link);
-  correlate::SourceRef src;
+  scan::SourceRef src;
   src.name = "/home/jdoe/logs/node-017/train.log";
   d.sources.push_back(src);
   const auto r = report::redact(d);

@@ -9,7 +9,7 @@
 //                                          measuring what each one costs)
 #include <denpex/catalog/catalog.hpp>
 #include <denpex/matcher/prefilter.hpp>
-#include <denpex/scan/scan.hpp>
+#include <denpex/scan/error_lines.hpp>
 #include <denpex/util/diagnostics.hpp>
 
 #include "../embed_blob.hpp"

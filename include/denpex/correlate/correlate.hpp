@@ -25,35 +25,9 @@
 #include <denpex/catalog/catalog.hpp>
 #include <denpex/context/context.hpp>
 #include <denpex/context/traceback.hpp>
+#include <denpex/scan/hit.hpp>
 
 namespace denpex::correlate {
-
-// One matched line, owned (copied out of the reader's buffer).
-struct Hit {
-  std::uint32_t signature = 0;
-  std::uint32_t signal = 0;
-  std::uint32_t source = 0;
-  std::uint64_t line_no = 0;
-  std::string text; // clipped
-  std::vector<std::pair<std::string, std::string>> captures;
-  context::LineContext ctx;
-  std::uint64_t count = 1;        // this hit plus the repeats folded into it
-  std::uint64_t last_line_no = 0; // of the last folded repeat
-  // Other ranks whose same report, printed within a few milliseconds, a
-  // findings file folded into this one (docs/cluster.md): counted in `count`,
-  // and reporters as much as ctx.rank. Empty for a hit read from a log.
-  std::vector<int> also_ranks;
-  // An exception line: the traceback printed above it (frames, chain).
-  std::shared_ptr<const context::Traceback> traceback;
-};
-
-struct SourceRef {
-  std::string name;
-  std::optional<std::int64_t> mtime;
-  // A merge (docs/cluster.md): the findings file (denpex's own JSON Lines)
-  // this log's evidence was read from; empty for a log read directly.
-  std::string findings;
-};
 
 // Where something was seen.
 struct Evidence {
@@ -248,30 +222,6 @@ struct Inference {
 };
 std::string_view to_string(Inference::Kind k);
 
-// A line that looks like an error but matched no signature.
-struct ErrorLine {
-  std::uint32_t source = 0;
-  std::uint64_t line_no = 0;
-  std::string text;
-  context::LineContext ctx;
-};
-
-// The last training-progress line seen in a source (a step/iteration with a
-// finite loss, a tqdm bar): a cause followed by progress was recovered from.
-// Or, with `relaunch`, the last line where the same file began again (a log
-// appended to by several runs): a cause above it ended an earlier run.
-struct ProgressMark {
-  std::uint32_t source = 0;
-  std::uint64_t line_no = 0;
-  context::Timestamp time;
-  std::string text;
-  bool relaunch = false;
-  // Or, with `completed`, a line where the run said it had completed (an
-  // entry tagged run-completed: MLPerf's run_stop with status success):
-  // failures printed after it in the same file belong to the shutdown.
-  bool completed = false;
-};
-
 // Error-looking lines grouped by message template (numbers masked).
 struct StartingPoint {
   std::string template_text;
@@ -301,7 +251,7 @@ struct Run {
 };
 
 struct Diagnosis {
-  std::vector<SourceRef> sources;
+  std::vector<scan::SourceRef> sources;
   std::vector<Incident> incidents;  // the initiating one first, then by time
   std::vector<Group> unexplained;   // symptoms no incident explains
   std::optional<Inference> inference;
@@ -320,8 +270,8 @@ struct Diagnosis {
   // correlate() (hits without a host of their own carry --node's), kept so
   // that --format jsonl can write them and a merge of per-node findings
   // decides exactly as one run over all the logs (docs/cluster.md).
-  std::vector<Hit> evidence;
-  std::vector<ProgressMark> progress;
+  std::vector<scan::Hit> evidence;
+  std::vector<scan::ProgressMark> progress;
   std::uint64_t hits = 0;
   ClockFacts clocks;
   std::string clock_note;           // describe(clocks, assumed_year), kept for the printers
@@ -357,8 +307,8 @@ struct CorrelateOptions {
 // Whether the diagnosis fails `denpex diagnose --fail-on LEVEL` (exit 1).
 inline bool fails_gate(const Diagnosis& d, catalog::Severity level) { return d.gate && *d.gate >= level; }
 
-Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const catalog::Catalog& catalog,
-                    const CorrelateOptions& options = {}, const std::vector<ProgressMark>& progress = {});
+Diagnosis correlate(std::vector<scan::Hit> hits, std::vector<scan::SourceRef> sources, const catalog::Catalog& catalog,
+                    const CorrelateOptions& options = {}, const std::vector<scan::ProgressMark>& progress = {});
 
 // When the diagnosis found no incident and no inference, or only a first
 // report (no cause), groups the sampled error-looking lines that no
@@ -368,7 +318,7 @@ Diagnosis correlate(std::vector<Hit> hits, std::vector<SourceRef> sources, const
 // when the report is a generic launcher summary (the catalog says
 // `generic`), that line becomes its headline: it is what the failing
 // process said.
-void add_starting_points(Diagnosis& d, const std::vector<ErrorLine>& lines, const catalog::Catalog& catalog,
+void add_starting_points(Diagnosis& d, const std::vector<scan::ErrorLine>& lines, const catalog::Catalog& catalog,
                          const CorrelateOptions& options = {}, std::size_t max_groups = 10);
 
 } // namespace denpex::correlate

@@ -24,8 +24,6 @@ namespace denpex::report {
 // GitHub code scanning validates against).
 inline constexpr std::string_view k_sarif_schema_uri =
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
-// Version of the JSON Lines records (the "schema_version" field of each line).
-inline constexpr int k_jsonl_schema_version = 1;
 
 // SARIF 2.1.0: one run; one rule per catalog entry that appears in a result;
 // one result per incident (collateral and context as relatedLocations) and a
@@ -66,9 +64,9 @@ void print_html(std::ostream& out, const correlate::Diagnosis& d, const catalog:
 // `denpex grep`, one matched line. Text: `FILE:LINE: ID rank=R time=T: TEXT`
 // (escaped for a terminal). JSON: one object per line
 // (schemas/denpex-grep.schema.json).
-void print_grep_line(std::ostream& out, const correlate::Hit& h, const correlate::SourceRef& src,
+void print_grep_line(std::ostream& out, const scan::Hit& h, const scan::SourceRef& src,
                      const catalog::Signature& sig);
-void print_grep_json(std::ostream& out, const correlate::Hit& h, const correlate::SourceRef& src,
+void print_grep_json(std::ostream& out, const scan::Hit& h, const scan::SourceRef& src,
                      const catalog::Signature& sig);
 
 // --- Escaping helpers (exposed for tests) ---------------------------------

@@ -12,8 +12,9 @@
 
 #include <denpex/catalog/catalog.hpp>
 #include <denpex/context/formats.hpp>
-#include <denpex/correlate/correlate.hpp>
 #include <denpex/matcher/matcher.hpp>
+#include <denpex/scan/error_lines.hpp>
+#include <denpex/scan/hit.hpp>
 #include <denpex/source/input.hpp>
 #include <denpex/source/line_reader.hpp>
 #include <denpex/util/diagnostics.hpp>
@@ -35,7 +36,8 @@ struct ScanOptions {
   std::size_t max_line_copy = 2048;     // bytes of a matched line kept for the report
   std::size_t error_samples = 64;       // error-looking lines sampled per source (0 = off)
   // When set, a source that is denpex's own `--format jsonl` output is read as
-  // findings (per-node results merged in one more run) instead of as a log.
+  // findings (per-node results merged in one more run; findings/findings.hpp)
+  // instead of as a log.
   const catalog::Catalog* findings_catalog = nullptr;
   // Progress, updated as chunks are read (any thread); may be null.
   std::atomic<std::uint64_t>* bytes_done = nullptr;
@@ -47,7 +49,7 @@ struct ScanOptions {
   std::atomic<std::uint64_t>* bytes_total = nullptr;
   // Sequential runs only: called after each chunk with the current unit's
   // hits and sources so far (follow mode re-correlates from these).
-  std::function<void(const std::vector<correlate::Hit>&, const std::vector<correlate::SourceRef>&)> on_chunk;
+  std::function<void(const std::vector<scan::Hit>&, const std::vector<scan::SourceRef>&)> on_chunk;
 };
 
 struct ScanTotals {
@@ -62,10 +64,10 @@ struct ScanTotals {
 };
 
 struct ScanResult {
-  std::vector<correlate::Hit> hits;
-  std::vector<correlate::SourceRef> sources;
-  std::vector<correlate::ErrorLine> error_lines; // the first error-looking lines of each source
-  std::vector<correlate::ProgressMark> progress; // the last training-progress line of each source
+  std::vector<scan::Hit> hits;
+  std::vector<scan::SourceRef> sources;
+  std::vector<scan::ErrorLine> error_lines; // the first error-looking lines of each source
+  std::vector<scan::ProgressMark> progress; // the last training-progress line of each source
   ScanTotals totals;
   matcher::ScanStats matcher; // how the matcher found the matches (for -v)
 };
@@ -73,16 +75,7 @@ struct ScanResult {
 // Called for every match as it is found (grep streams these), in source
 // order per unit; with jobs > 1 units complete in any order but each unit's
 // matches arrive together and units are delivered in input order.
-using HitCallback = std::function<void(const correlate::Hit&, const correlate::SourceRef&)>;
-
-// The error-line sampler's patterns (the starting points a diagnosis with no
-// incident offers; correlate::add_starting_points). Pass them
-// as MatcherOptions::extra_patterns so the sampler costs no second pass.
-const std::vector<std::string>& error_line_patterns();
-
-// Whether `head`, the first bytes of a file, starts like denpex's findings
-// (--format jsonl): such a file is merged, not read as a log.
-bool is_findings(std::string_view head);
+using HitCallback = std::function<void(const scan::Hit&, const scan::SourceRef&)>;
 
 ScanResult run(source::InputOpener& opener, const std::vector<std::string>& paths, const matcher::Matcher& matcher,
                const ScanOptions& options, Diagnostics& diags, const HitCallback& on_hit = {});
