@@ -37,11 +37,8 @@ public:
   Expected<std::vector<Condition::Comparison>> conditions(std::vector<std::string>& names) {
     std::vector<Condition::Comparison> all;
     while (true) {
-      auto c = comparison(names);
-      if (!c) {
-        return tl::unexpected(c.error());
-      }
-      all.push_back(std::move(*c));
+      TRY_ASSIGN(auto c, comparison(names));
+      all.push_back(std::move(c));
       skip_spaces();
       if (m_at == m_text.size()) {
         return all;
@@ -67,11 +64,7 @@ private:
 
   Expected<Condition::Comparison> comparison(std::vector<std::string>& names) {
     Condition::Comparison c;
-    auto left = sum(names);
-    if (!left) {
-      return tl::unexpected(left.error());
-    }
-    c.left = std::move(*left);
+    TRY_ASSIGN(c.left, sum(names));
     skip_spaces();
     for (std::string_view op : {">=", "<=", ">", "<"}) {
       if (m_text.substr(m_at, op.size()) == op) {
@@ -83,11 +76,7 @@ private:
     if (c.op.empty()) {
       return fail("expected >, >=, < or <=");
     }
-    auto right = sum(names);
-    if (!right) {
-      return tl::unexpected(right.error());
-    }
-    c.right = std::move(*right);
+    TRY_ASSIGN(c.right, sum(names));
     return c;
   }
 
@@ -95,11 +84,8 @@ private:
     Condition::Sum s;
     int sign = 1;
     while (true) {
-      auto t = term(names);
-      if (!t) {
-        return tl::unexpected(t.error());
-      }
-      s.terms.emplace_back(sign, std::move(*t));
+      TRY_ASSIGN(auto t, term(names));
+      s.terms.emplace_back(sign, std::move(t));
       skip_spaces();
       if (m_at < m_text.size() && (m_text[m_at] == '+' || m_text[m_at] == '-')) {
         sign = m_text[m_at] == '+' ? 1 : -1;
@@ -115,11 +101,8 @@ private:
     while (true) {
       skip_spaces();
       if (m_at < m_text.size() && (std::isdigit(static_cast<unsigned char>(m_text[m_at])) != 0)) {
-        auto n = number();
-        if (!n) {
-          return tl::unexpected(n.error());
-        }
-        t.factor *= *n;
+        TRY_ASSIGN(const auto n, number());
+        t.factor *= n;
       } else if (m_at < m_text.size() && is_name_char(m_text[m_at])) {
         std::size_t end = m_at;
         while (end < m_text.size() && is_name_char(m_text[end])) {
@@ -193,11 +176,7 @@ Expected<Condition> Condition::parse(std::string_view text) {
   Condition c;
   c.m_text = std::string(text);
   Reader r(text);
-  auto all = r.conditions(c.m_names);
-  if (!all) {
-    return tl::unexpected(all.error());
-  }
-  c.m_all = std::move(*all);
+  TRY_ASSIGN(c.m_all, r.conditions(c.m_names));
   return c;
 }
 

@@ -86,12 +86,9 @@ Status export_catalog(const catalog::Catalog& cat, const SignaturesArgs& args) {
 // Failures are errors (exit 2), the rest warnings.
 Status check_catalog(const CommonArgs& common, const SignaturesArgs& args, const catalog::Catalog& cat,
                      Diagnostics& diags) {
-  auto m = compile_matcher(cat, {}, common);
-  if (!m) {
-    return tl::unexpected(m.error());
-  }
+  TRY_ASSIGN(auto m, compile_matcher(cat, {}, common));
   const bool test = args.action == "test";
-  const auto rep = test ? selftest::test_examples(cat, *m, args.ids) : selftest::lint(cat, *m);
+  const auto rep = test ? selftest::test_examples(cat, m, args.ids) : selftest::lint(cat, m);
   for (const auto& f : rep.failures) {
     diags.error(Error{ErrorKind::invalid, f.where, f.what});
   }
@@ -108,11 +105,8 @@ Status check_catalog(const CommonArgs& common, const SignaturesArgs& args, const
 } // namespace
 
 Status run_explain(const CommonArgs& common, const std::string& query, Diagnostics& diags) {
-  auto cat = load_catalog(common, diags, true);
-  if (!cat) {
-    return tl::unexpected(cat.error());
-  }
-  const auto found = find_entries(*cat, query);
+  TRY_ASSIGN(auto cat, load_catalog(common, diags, true));
+  const auto found = find_entries(cat, query);
   if (found.empty()) {
     return make_error(ErrorKind::usage, "", "no signature matches '" + query + "'",
                       "`denpex signatures list` shows every id");
@@ -121,12 +115,12 @@ Status run_explain(const CommonArgs& common, const std::string& query, Diagnosti
   to.color = use_color(common.color, STDOUT_FILENO);
   to.width = text_width();
   if (found.size() == 1) {
-    report::print_entry(std::cout, cat->at(found[0]), *cat, to);
+    report::print_entry(std::cout, cat.at(found[0]), cat, to);
     return k_exit_ok;
   }
   std::cout << found.size() << " signatures match '" << util::escape_for_terminal(query) << "':\n";
   for (auto i : found) {
-    std::cout << fmt::format("  {:<48} {}\n", cat->at(i).id, cat->at(i).title);
+    std::cout << fmt::format("  {:<48} {}\n", cat.at(i).id, cat.at(i).title);
   }
   return k_exit_ok;
 }
@@ -140,23 +134,20 @@ Status run_signatures(const CommonArgs& common, const SignaturesArgs& args, Diag
     }
     return usage_error("--area", "'" + args.area + "' is not an area; one of " + valid);
   }
-  auto cat = load_catalog(common, diags, true);
-  if (!cat) {
-    return tl::unexpected(cat.error());
-  }
+  TRY_ASSIGN(auto cat, load_catalog(common, diags, true));
   // An id that names no entry is an error, not an empty answer (`signatures
   // test nosuch` once tested 0 entries and exited 0).
   for (const auto& id : args.ids) {
-    if (!cat->find(id)) {
+    if (!cat.find(id)) {
       return make_error(ErrorKind::usage, id, "no such signature", "`denpex signatures list` shows every id");
     }
   }
   if (args.action == "list" && args.stats) {
-    print_catalog_stats(std::cout, *cat);
+    print_catalog_stats(std::cout, cat);
     return k_exit_ok;
   }
   if (args.action == "list") {
-    for (const auto& s : cat->entries()) {
+    for (const auto& s : cat.entries()) {
       if ((!args.area.empty() && s.area != args.area) ||
           (!args.role.empty() && catalog::to_string(s.role) != args.role)) {
         continue;
@@ -168,15 +159,15 @@ Status run_signatures(const CommonArgs& common, const SignaturesArgs& args, Diag
   }
   if (args.action == "show") {
     for (const auto& id : args.ids) {
-      report::print_entry(std::cout, cat->at(*cat->find(id)), *cat, report::TextOptions{});
+      report::print_entry(std::cout, cat.at(*cat.find(id)), cat, report::TextOptions{});
     }
     return k_exit_ok;
   }
   if (args.action == "test" || args.action == "lint") {
-    return check_catalog(common, args, *cat, diags);
+    return check_catalog(common, args, cat, diags);
   }
   DENPEX_ASSERT(args.action == "export"); // CLI11 checked the action
-  return export_catalog(*cat, args);
+  return export_catalog(cat, args);
 }
 
 } // namespace denpex::cli

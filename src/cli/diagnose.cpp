@@ -342,11 +342,8 @@ Expected<Checked> check_arguments(const DiagnoseArgs& args, const std::vector<st
     return usage_error("--fail-on", "'" + args.fail_on + "' is not one of info, warning, error, critical, never");
   }
   c.fail_level = parsed_fail_on.value_or(catalog::Severity::error);
-  auto outputs = parse_outputs(args.outputs, paths);
-  if (!outputs) {
-    return tl::unexpected(outputs.error());
-  }
-  c.outputs = std::move(*outputs);
+  TRY_ASSIGN(auto outputs, parse_outputs(args.outputs, paths));
+  c.outputs = std::move(outputs);
   if (args.brief && args.format != "text") {
     return usage_error("--brief", "prints the verdict line as text; it takes no --format " + args.format);
   }
@@ -370,34 +367,25 @@ std::unique_ptr<source::InputOpener> make_opener(const DiagnoseArgs& args) {
 Status run_diagnose(const CommonArgs& common, const DiagnoseArgs& args, Diagnostics& diags) {
   const auto* format = report::find_output_format(args.format);
   const auto paths = paths_or_stdin(args.paths);
-  const auto checked = check_arguments(args, paths);
-  if (!checked) {
-    return tl::unexpected(checked.error());
-  }
-  const auto& outputs = checked->outputs;
-  const bool gate = checked->gate;
-  const auto fail_level = checked->fail_level;
+  TRY_ASSIGN(const auto checked, check_arguments(args, paths));
+  const auto& outputs = checked.outputs;
+  const bool gate = checked.gate;
+  const auto fail_level = checked.fail_level;
 
-  auto cat = load_catalog(common, diags, false);
-  if (!cat) {
-    return tl::unexpected(cat.error());
-  }
+  TRY_ASSIGN(auto cat, load_catalog(common, diags, false));
   matcher::MatcherOptions mo;
   mo.include = [&](const catalog::Signature& s) {
     return std::find(args.ignore.begin(), args.ignore.end(), s.id) == args.ignore.end();
   };
   mo.extra_patterns = scan::error_line_patterns();
-  auto m = compile_matcher(*cat, mo, common);
-  if (!m) {
-    return tl::unexpected(m.error());
-  }
+  TRY_ASSIGN(auto m, compile_matcher(cat, mo, common));
   auto opener = make_opener(args);
   const auto formats = load_formats(args.walk.formats, diags);
-  auto so = scan_options(common, args, *cat, formats);
+  auto so = scan_options(common, args, cat, formats);
   const auto co = correlate_options(args);
 
   // --follow: re-correlate whenever a new cause arrives and say so at once.
-  LiveUpdates live(*cat, co, common.quiet, args.redact);
+  LiveUpdates live(cat, co, common.quiet, args.redact);
   if (args.follow) {
     so.on_chunk = [&live](const std::vector<scan::Hit>& hits, const std::vector<scan::SourceRef>& sources) {
       live.update(hits, sources);
@@ -406,7 +394,7 @@ Status run_diagnose(const CommonArgs& common, const DiagnoseArgs& args, Diagnost
   Progress progress(!args.follow && !common.quiet && ::isatty(STDERR_FILENO) != 0);
   progress.attach(so);
   const double read_from = ms_since_start();
-  auto result = scan::run(*opener, paths, *m, so, diags);
+  auto result = scan::run(*opener, paths, m, so, diags);
   progress.stop();
   spdlog::info("read: {} bytes, {} lines, {} sources in {:.1f} ms", result.totals.bytes, result.totals.lines,
                result.totals.sources, ms_since_start() - read_from);
@@ -416,8 +404,8 @@ Status run_diagnose(const CommonArgs& common, const DiagnoseArgs& args, Diagnost
                result.matcher.line_by_line, result.totals.matches, static_cast<double>(result.matcher.confirm_ns) / 1e6);
 
   const double correlate_from = ms_since_start();
-  auto diagnosis = correlate::correlate(std::move(result.hits), std::move(result.sources), *cat, co, result.progress);
-  correlate::add_starting_points(diagnosis, result.error_lines, *cat, co);
+  auto diagnosis = correlate::correlate(std::move(result.hits), std::move(result.sources), cat, co, result.progress);
+  correlate::add_starting_points(diagnosis, result.error_lines, cat, co);
   spdlog::info("correlate: {} incidents from {} matches in {:.1f} ms", diagnosis.incidents.size(), diagnosis.hits,
                ms_since_start() - correlate_from);
 
@@ -433,11 +421,11 @@ Status run_diagnose(const CommonArgs& common, const DiagnoseArgs& args, Diagnost
   }
   const auto print = [&](std::ostream& out, const report::OutputFormat& f, const report::TextOptions& opts) {
     if (!redaction) {
-      f.print(out, diagnosis, *cat, run, opts);
+      f.print(out, diagnosis, cat, run, opts);
       return;
     }
     std::ostringstream printed;
-    f.print(printed, diagnosis, *cat, run, opts);
+    f.print(printed, diagnosis, cat, run, opts);
     out << redaction->output(f.name, printed.str());
   };
   report::TextOptions to;
@@ -448,7 +436,7 @@ Status run_diagnose(const CommonArgs& common, const DiagnoseArgs& args, Diagnost
   // so, one line each; a "nothing matched" report would read as a clean run.
   const bool nothing_read = result.totals.sources == 0 && diags.has_errors();
   if (args.brief && !common.quiet && !nothing_read) {
-    const auto v = report::verdict(diagnosis, *cat);
+    const auto v = report::verdict(diagnosis, cat);
     std::string line = ::isatty(STDOUT_FILENO) != 0 ? report::wrap_verdict(v, to.width) : report::verdict_line(v) + "\n";
     std::cout << (redaction ? redaction->output("text", std::move(line)) : line);
     std::cout.flush();
@@ -461,7 +449,7 @@ Status run_diagnose(const CommonArgs& common, const DiagnoseArgs& args, Diagnost
   for (const auto& o : outputs) {
     write_output(o.path, diags, [&](std::ostream& out) { print(out, *o.format, to); });
   }
-  spdlog::info("report: the details of {} of {} entries read", cat->details_loaded(), cat->size());
+  spdlog::info("report: the details of {} of {} entries read", cat.details_loaded(), cat.size());
   if (const int signo = source::stop_signal(); signo != 0) {
     return Outcome::answered(128 + signo); // interrupted: the shell's convention (130, 143), after the report
   }

@@ -68,21 +68,15 @@ Status run_grep(const CommonArgs& common, const GrepArgs& args, Diagnostics& dia
       return usage_error("--role", "'" + args.role + "' is not one of cause, symptom, context");
     }
   }
-  auto cat = load_catalog(common, diags, false);
-  if (!cat) {
-    return tl::unexpected(cat.error());
-  }
+  TRY_ASSIGN(auto cat, load_catalog(common, diags, false));
   // `denpex grep xid logs/`: grep's habit of a pattern first. A first path
   // that does not exist but names entries is taken for one, and said so.
-  if (auto hint = pattern_mistaken_for_path(*cat, args.paths)) {
+  if (auto hint = pattern_mistaken_for_path(cat, args.paths)) {
     return tl::unexpected(*hint);
   }
   matcher::MatcherOptions mo;
   mo.include = selection(args, role);
-  auto m = compile_matcher(*cat, mo, common);
-  if (!m) {
-    return tl::unexpected(m.error());
-  }
+  TRY_ASSIGN(auto m, compile_matcher(cat, mo, common));
   auto opener = source::make_filesystem_opener(input_options(args.walk));
   const auto formats = load_formats(args.walk.formats, diags);
   scan::ScanOptions so;
@@ -107,7 +101,7 @@ Status run_grep(const CommonArgs& common, const GrepArgs& args, Diagnostics& dia
   };
   auto on_hit = [&](const scan::Hit& hit, const scan::SourceRef& src) {
     ++matched;
-    const auto& sig = cat->at(hit.signature);
+    const auto& sig = cat.at(hit.signature);
     if (common.quiet) {
       return;
     }
@@ -149,7 +143,7 @@ Status run_grep(const CommonArgs& common, const GrepArgs& args, Diagnostics& dia
     }
     std::cout << redaction.output(args.json ? "json" : "text", line.str());
   };
-  scan::run(*opener, paths_or_stdin(args.paths), *m, so, diags, on_hit);
+  scan::run(*opener, paths_or_stdin(args.paths), m, so, diags, on_hit);
   flush_held();
   for (const auto& [id, n] : counts) {
     std::cout << n << " " << id << "\n";

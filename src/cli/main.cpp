@@ -59,15 +59,12 @@ Expected<void> apply_config(Args& args, const Commands& commands) {
   if (args.common.no_config) {
     return {};
   }
-  auto cfg = load_config();
-  if (!cfg) {
-    return tl::unexpected(cfg.error());
-  }
+  TRY_ASSIGN(auto cfg, load_config());
   auto& common = args.common;
-  common.signature_dirs.insert(common.signature_dirs.end(), cfg->signatures.begin(), cfg->signatures.end());
-  args.diagnose.ignore.insert(args.diagnose.ignore.end(), cfg->ignore.begin(), cfg->ignore.end());
-  if (!cfg->fail_on.empty() && commands.diagnose->count("--fail-on") == 0) {
-    args.diagnose.fail_on = cfg->fail_on;
+  common.signature_dirs.insert(common.signature_dirs.end(), cfg.signatures.begin(), cfg.signatures.end());
+  args.diagnose.ignore.insert(args.diagnose.ignore.end(), cfg.ignore.begin(), cfg.ignore.end());
+  if (!cfg.fail_on.empty() && commands.diagnose->count("--fail-on") == 0) {
+    args.diagnose.fail_on = cfg.fail_on;
   }
   return {};
 }

@@ -17,6 +17,29 @@
 
 #define DENPEX_ASSERT(cond) ((cond) ? static_cast<void>(0) : ::denpex::assert_failed(#cond, __FILE__, __LINE__))
 
+// Error propagation (ccache's pattern), in a function that returns some
+// Expected<U>:
+//   TRY(write_all(out));                     // returns its error, if any
+//   TRY_ASSIGN(auto cat, load_catalog(...)); // ... else declares the value
+// The value is moved out of the Expected; `decl` may be any declaration or
+// an existing variable.
+#define TRY(expr)                                                                                                      \
+  do {                                                                                                                 \
+    auto denpex_try_result_ = (expr);                                                                                  \
+    if (!denpex_try_result_) {                                                                                         \
+      return tl::unexpected<::denpex::Error>(std::move(denpex_try_result_).error());                                   \
+    }                                                                                                                  \
+  } while (false)
+#define TRY_ASSIGN(decl, expr) DENPEX_TRY_ASSIGN_(DENPEX_TRY_CONCAT_(denpex_try_, __LINE__), decl, expr)
+#define DENPEX_TRY_CONCAT2_(a, b) a##b
+#define DENPEX_TRY_CONCAT_(a, b) DENPEX_TRY_CONCAT2_(a, b)
+#define DENPEX_TRY_ASSIGN_(tmp, decl, expr)                                                                            \
+  auto tmp = (expr);                                                                                                   \
+  if (!tmp) {                                                                                                          \
+    return tl::unexpected<::denpex::Error>(std::move(tmp).error());                                                    \
+  }                                                                                                                    \
+  decl = std::move(*tmp)
+
 namespace denpex {
 
 // Prints "denpex: internal error: FILE:LINE: COND does not hold" and aborts.
