@@ -2,7 +2,8 @@
 # Same answer under every reading: every golden `diagnose` case is run
 # as JSON at chunk sizes 4 KiB, 64 KiB and 1 MiB, with one thread and two,
 # with and without the Hyperscan prefilter, and every run must print the same
-# JSON as the first (1 MiB, -j1, prefilter). ripgrep runs its cases under
+# JSON, the same stderr and exit with the same code as the first (1 MiB,
+# -j1, prefilter). ripgrep runs its cases under
 # every reader configuration the same way.
 #
 #   invariance_test.sh BIN TESTDATA [ARGS_FILE...]
@@ -56,16 +57,22 @@ for args_file in "${cases[@]}"; do
             *) continue ;;
           esac
         fi
+        # The answer is the JSON, what went to stderr and the exit code.
         f="$out/run"
         (cd "$testdata" && NO_COLOR=1 "$bin" diagnose --format json --chunk-size "$chunk" -j "$jobs" $pf \
-          "${keep[@]}" < "$stdin" > "$f" 2>/dev/null)
+          "${keep[@]}" < "$stdin" > "$f" 2> "$f.err"; echo "exit $?" >> "$f.err")
         if [ -z "$first" ]; then
           first="$out/first"
           cp "$f" "$first"
-        elif ! diff -q "$first" "$f" > /dev/null; then
-          echo "differs: $args_file at --chunk-size $chunk -j $jobs $pf" >&2
-          diff -u "$first" "$f" | head -20 >&2
-          status=1
+          cp "$f.err" "$first.err"
+        else
+          for part in "" .err; do
+            if ! diff -q "$first$part" "$f$part" > /dev/null; then
+              echo "differs${part:+ (stderr and exit code)}: $args_file at --chunk-size $chunk -j $jobs $pf" >&2
+              diff -u "$first$part" "$f$part" | head -20 >&2
+              status=1
+            fi
+          done
         fi
       done
     done
