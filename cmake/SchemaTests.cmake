@@ -5,6 +5,8 @@
 #
 # `denpex grep --json` must match schemas/denpex-grep.schema.json, line by line.
 #
+# The data files (signatures/, formats/) must match their own schemas (below).
+#
 # The validator is tests/schema/validate.py (Debian's python3-jsonschema).
 # Tests are skipped (exit 125) when python3 or python3-jsonschema is missing.
 
@@ -84,3 +86,46 @@ add_test(NAME schema.validator-rejects
                  "${PROJECT_SOURCE_DIR}/tests/schema/validate.py" "${PROJECT_SOURCE_DIR}/tests/schemas/sarif-2.1.0.json")
 set_tests_properties(schema.validator-rejects PROPERTIES LABELS schema SKIP_RETURN_CODE 125
                      ENVIRONMENT "PY=${DENPEX_PYTHON3}")
+
+# The data files (issue 33): every signature entry and every line format
+# matches its schema (schemas/denpex-signature.schema.json,
+# schemas/denpex-format.schema.json) and opens with a "$schema" key naming it
+# relative to the file, which is what an editor follows.
+add_test(NAME schema.data.signatures
+         COMMAND sh -c "[ -n \"$PY\" ] || { echo 'python3 not found'; exit 125; }; \"$PY\" \"$0\" \"$1\" \"$2\" --schema-ref"
+                 "${PROJECT_SOURCE_DIR}/tests/schema/validate.py" "${PROJECT_SOURCE_DIR}/schemas/denpex-signature.schema.json"
+                 "${PROJECT_SOURCE_DIR}/signatures")
+add_test(NAME schema.data.formats
+         COMMAND sh -c "[ -n \"$PY\" ] || { echo 'python3 not found'; exit 125; }; \"$PY\" \"$0\" \"$1\" \"$2\" \"$3\" --schema-ref"
+                 "${PROJECT_SOURCE_DIR}/tests/schema/validate.py" "${PROJECT_SOURCE_DIR}/schemas/denpex-format.schema.json"
+                 "${PROJECT_SOURCE_DIR}/formats" "${PROJECT_SOURCE_DIR}/testdata/cases/custom-format/formats")
+set_tests_properties(schema.data.signatures PROPERTIES LABELS "schema;signatures" SKIP_RETURN_CODE 125
+                     ENVIRONMENT "PY=${DENPEX_PYTHON3}")
+set_tests_properties(schema.data.formats PROPERTIES LABELS schema SKIP_RETURN_CODE 125
+                     ENVIRONMENT "PY=${DENPEX_PYTHON3}")
+
+# Near-misses: a file that is valid but for one thing must fail, and the
+# error must name that thing ($4), so that the tests above cannot pass by
+# accepting everything.
+set(DENPEX_SCHEMA_REJECT_SCRIPT [=[
+[ -n "$PY" ] || { echo "python3 not found"; exit 125; }
+err=$("$PY" "$0" "$1" "$2" --schema-ref 2>&1)
+r=$?
+[ "$r" -eq 125 ] && exit 125
+printf '%s\n' "$err"
+if [ "$r" -ne 1 ]; then echo "expected exit 1 (invalid), got $r"; exit 1; fi
+printf '%s' "$err" | grep -qF -- "$3: " || { echo "expected an error at $3"; exit 1; }
+]=])
+foreach(bad IN ITEMS "bad-signature|signature|/signals/1/anchor" "bad-format|format|/samples/0/fields"
+                     "bad-schema-ref|format|/$schema")
+  string(REPLACE "|" ";" bad "${bad}")
+  list(GET bad 0 file)
+  list(GET bad 1 kind)
+  list(GET bad 2 pointer)
+  add_test(NAME schema.data.rejects-${file}
+           COMMAND sh -c "${DENPEX_SCHEMA_REJECT_SCRIPT}" "${PROJECT_SOURCE_DIR}/tests/schema/validate.py"
+                   "${PROJECT_SOURCE_DIR}/schemas/denpex-${kind}.schema.json" "${PROJECT_SOURCE_DIR}/tests/schema/${file}.json"
+                   "${pointer}")
+  set_tests_properties(schema.data.rejects-${file} PROPERTIES LABELS schema SKIP_RETURN_CODE 125
+                       ENVIRONMENT "PY=${DENPEX_PYTHON3}")
+endforeach()

@@ -618,6 +618,11 @@ std::optional<Signature> parse_signature(const CatalogFile& file, Diagnostics& d
   }
   bool ok = true;
   Fields f(*root, "", file, diags, ok);
+  // For editors and people, not for denpex: "$schema" names the file's JSON
+  // Schema (schemas/denpex-signature.schema.json), "$comment" says where a
+  // generated file comes from. Read as strings and ignored.
+  (void)f.string("$schema", false);
+  (void)f.string("$comment", false);
   Signature sig;
   sig.file = file.name;
   sig.builtin = file.builtin;

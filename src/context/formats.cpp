@@ -111,6 +111,8 @@ bool read_keys(const json& root, LineFormat& f, const FormatErrors& fail) {
       f.scanner = value.get<bool>();
     } else if (key == "references" && value.is_array()) {
       continue;
+    } else if ((key == "$schema" || key == "$comment") && value.is_string()) {
+      continue; // for editors (schemas/denpex-format.schema.json) and people
     } else if (key == "samples" && value.is_array()) {
       for (std::size_t i = 0; i < value.size(); ++i) {
         auto sample = read_sample(value[i], "/samples/" + std::to_string(i), fail);
@@ -121,7 +123,7 @@ bool read_keys(const json& root, LineFormat& f, const FormatErrors& fail) {
         }
       }
     } else {
-      fail("/" + key, "unknown key or wrong type (id, description, pattern, scanner, samples, references)");
+      fail("/" + key, "unknown key or wrong type (id, description, pattern, scanner, samples, references, $schema, $comment)");
       ok = false;
     }
   }

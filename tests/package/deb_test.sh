@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `cpack -G DEB` from the build directory: the package holds the
 # binary, the man page, the bash, zsh and fish completions and the JSON
-# schema, and depends on the shared libraries the binary links (from
+# schemas, and depends on the shared libraries the binary links (from
 # dpkg-shlibdeps). Exit 77 (skipped) without dpkg-deb or dpkg-shlibdeps.
 set -u
 build=$1
@@ -18,7 +18,8 @@ contents=$(dpkg-deb -c "$deb")
 fail=0
 for f in ./usr/bin/denpex ./usr/share/man/man1/denpex.1 ./usr/share/bash-completion/completions/denpex \
          ./usr/share/zsh/vendor-completions/_denpex ./usr/share/fish/vendor_completions.d/denpex.fish \
-         ./usr/share/denpex/denpex-diagnosis.schema.json ./usr/share/doc/denpex/LICENSE; do
+         ./usr/share/denpex/denpex-diagnosis.schema.json ./usr/share/denpex/denpex-signature.schema.json \
+         ./usr/share/denpex/denpex-format.schema.json ./usr/share/doc/denpex/LICENSE; do
   grep -q " $f\$" <<< "$contents" || { echo "FAIL: $f is not in the package"; fail=1; }
 done
 depends=$(dpkg-deb -f "$deb" Depends)
