@@ -20,7 +20,7 @@ if(HS_FOUND)
 endif()
 denpex_module(context SOURCES src/context/context.cpp src/context/timestamp.cpp src/context/traceback.cpp
               src/context/formats.cpp PUBLIC denpex_util PRIVATE nlohmann_json::nlohmann_json denpex::re2)
-denpex_module(correlate SOURCES src/correlate/correlate.cpp src/correlate/clocks.cpp src/correlate/identity.cpp src/correlate/fold.cpp src/correlate/episodes.cpp src/correlate/causality.cpp src/correlate/choose.cpp src/correlate/attach.cpp src/correlate/missing.cpp src/correlate/symptoms_only.cpp src/correlate/fallback.cpp src/correlate/who.cpp src/correlate/stack.cpp src/correlate/gate.cpp src/correlate/runs.cpp src/correlate/describe.cpp src/correlate/rules.cpp PUBLIC denpex_catalog denpex_context PRIVATE denpex::fmt)
+denpex_module(correlate SOURCES src/correlate/correlate.cpp src/correlate/clocks.cpp src/correlate/identity.cpp src/correlate/fold.cpp src/correlate/episodes.cpp src/correlate/causality.cpp src/correlate/choose.cpp src/correlate/attach.cpp src/correlate/missing.cpp src/correlate/symptoms_only.cpp src/correlate/fallback.cpp src/correlate/who.cpp src/correlate/stack.cpp src/correlate/gate.cpp src/correlate/runs.cpp src/correlate/describe.cpp src/correlate/rules.cpp src/correlate/starting_points.cpp PUBLIC denpex_catalog denpex_context PRIVATE denpex::fmt)
 denpex_module(findings SOURCES src/findings/reader.cpp src/findings/writer.cpp PUBLIC denpex_correlate
               PRIVATE denpex::fmt nlohmann_json::nlohmann_json)
 denpex_module(scan SOURCES src/scan/scan.cpp src/scan/collector.cpp src/scan/line_samplers.cpp

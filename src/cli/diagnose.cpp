@@ -404,8 +404,8 @@ Status run_diagnose(const CommonArgs& common, const DiagnoseArgs& args, Diagnost
                result.matcher.line_by_line, result.totals.matches, static_cast<double>(result.matcher.confirm_ns) / 1e6);
 
   const double correlate_from = ms_since_start();
-  auto diagnosis = correlate::correlate(std::move(result.hits), std::move(result.sources), cat, co, result.progress);
-  correlate::add_starting_points(diagnosis, result.error_lines, cat, co);
+  auto diagnosis = correlate::correlate(std::move(result.hits), std::move(result.sources), cat, co, result.progress,
+                                        result.error_lines);
   spdlog::info("correlate: {} incidents from {} matches in {:.1f} ms", diagnosis.incidents.size(), diagnosis.hits,
                ms_since_start() - correlate_from);
 

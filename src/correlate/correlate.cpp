@@ -192,7 +192,8 @@ std::string_view to_string(Inference::Kind k) {
 }
 
 Diagnosis correlate(std::vector<scan::Hit> hits, std::vector<scan::SourceRef> sources, const catalog::Catalog& cat,
-                    const CorrelateOptions& options, const std::vector<scan::ProgressMark>& progress) {
+                    const CorrelateOptions& options, const std::vector<scan::ProgressMark>& progress,
+                    const std::vector<scan::ErrorLine>& error_lines) {
   Diagnosis d;
   d.sources = std::move(sources);
   for (const auto& h : hits) {
@@ -214,6 +215,7 @@ Diagnosis correlate(std::vector<scan::Hit> hits, std::vector<scan::SourceRef> so
   detail::pass_who(s);
   detail::pass_stack(s);
   detail::pass_gate(s);
+  detail::pass_starting_points(s, hits, error_lines);
   // Kept for --format jsonl: a merge reads these back as its hits. A line
   // that named no host was --node's (pass_identity); the kept hit says so.
   if (!options.node.empty()) {
@@ -227,92 +229,6 @@ Diagnosis correlate(std::vector<scan::Hit> hits, std::vector<scan::SourceRef> so
   d.evidence = std::move(hits);
   d.progress = progress;
   return d;
-}
-
-namespace {
-
-// How far above a first report its process's last error line may be.
-constexpr std::uint64_t k_said_above_lines = 40;
-
-// A sampled error line as evidence, with its wall time when it has one.
-Evidence evidence_of(const scan::ErrorLine& l, std::optional<std::int64_t> time_us) {
-  Evidence e;
-  e.source = l.source;
-  e.line_no = l.line_no;
-  e.text = l.text;
-  e.ctx = l.ctx;
-  e.time_us = time_us;
-  return e;
-}
-
-} // namespace
-
-void add_starting_points(Diagnosis& d, const std::vector<scan::ErrorLine>& lines, const catalog::Catalog& catalog,
-                         const CorrelateOptions& options, std::size_t max_groups) {
-  // With no cause, a first report heads the run; the lines no entry named
-  // are where its cause may be, above all the one just above it.
-  Incident* head = nullptr;
-  if (!d.incidents.empty() && d.incidents[0].decision && d.incidents[0].decision->rule == Rule::upstream_symptom &&
-      !d.incidents[0].recovered) {
-    head = &d.incidents[0];
-  }
-  if ((!d.incidents.empty() && head == nullptr) || d.inference || lines.empty()) {
-    return;
-  }
-  // Starting points are lines no signature matched.
-  std::set<std::pair<std::uint32_t, std::uint64_t>> matched;
-  for (const auto& h : d.evidence) {
-    matched.emplace(h.source, h.line_no);
-  }
-  const int year = d.assumed_year != 0 ? d.assumed_year : options.now_year;
-  std::map<std::string, std::size_t> index;
-  std::vector<StartingPoint> groups;
-  for (const auto& l : lines) {
-    if (matched.count({l.source, l.line_no}) != 0) {
-      continue;
-    }
-    std::optional<std::int64_t> t;
-    if (l.ctx.time.kind == context::ClockKind::wall) {
-      t = context::to_epoch_micros(l.ctx.time.wall, year);
-    }
-    if (head != nullptr && l.source == head->first.source && l.line_no < head->first.line_no &&
-        head->first.line_no - l.line_no <= k_said_above_lines &&
-        (!head->said_above || head->said_above->line_no < l.line_no)) {
-      head->said_above = evidence_of(l, t);
-    }
-    // The template ignores launcher prefixes and stamps: numbers are masked.
-    auto key = util::message_template(util::trim(l.text));
-    auto it = index.find(key);
-    if (it == index.end()) {
-      it = index.emplace(key, groups.size()).first;
-      StartingPoint sp;
-      sp.template_text = std::move(key);
-      sp.first = evidence_of(l, t);
-      groups.push_back(std::move(sp));
-    }
-    auto& g = groups[it->second];
-    ++g.count;
-    if (l.ctx.rank) {
-      g.ranks.insert(l.ctx.rank->value);
-    }
-    const bool earlier_time = t && g.first.time_us && *t < *g.first.time_us;
-    if (earlier_time) {
-      g.first = evidence_of(l, t);
-    }
-  }
-  std::stable_sort(groups.begin(), groups.end(), [](const StartingPoint& a, const StartingPoint& b) {
-    if (a.first.time_us && b.first.time_us && *a.first.time_us != *b.first.time_us) {
-      return *a.first.time_us < *b.first.time_us;
-    }
-    return std::tie(a.first.source, a.first.line_no) < std::tie(b.first.source, b.first.line_no);
-  });
-  if (head != nullptr && head->said_above && head->headline.empty() && catalog.at(head->signature).generic) {
-    head->headline = std::string(util::clip(util::trim(head->said_above->text), 300));
-  }
-  if (groups.size() > max_groups) {
-    groups.resize(max_groups);
-  }
-  d.starting_points = std::move(groups);
 }
 
 } // namespace denpex::correlate

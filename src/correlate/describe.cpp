@@ -509,4 +509,56 @@ std::string describe_runs_briefly(const Diagnosis& d) {
   return out;
 }
 
+std::string describe(const MissingFact& m, const Incident& inc, const catalog::Catalog& cat) {
+  using Kind = MissingFact::Kind;
+  switch (m.kind) {
+  case Kind::signal: {
+    const auto& signal = cat.at(inc.signature).signals.at(m.signal);
+    return fmt::format("{} ({}): {}", signal.id, signal.description.empty() ? "not seen" : signal.description,
+                       signal.if_missing);
+  }
+  case Kind::traceback:
+    return "the traceback above the exception (the frames that say where it was raised): the failing rank's whole "
+           "stderr, or its torchelastic error file";
+  case Kind::clock_offset: {
+    const auto delta = std::abs(static_cast<double>(m.delta_us)) / 1e6;
+    const auto& other = cat.at(m.other_signature).id;
+    return m.delta_us >= 0
+               ? fmt::format("the clock offset between {} and {} when the job failed (`chronyc tracking` or the PTP "
+                             "daemon's log on each): if {}'s clock ran ahead of {}'s by more than {:.1f} s, its {} "
+                             "came first",
+                             m.host, m.other_host, m.other_host, m.host, delta, other)
+               : fmt::format("the clock offset between {} and {} when the job failed (`chronyc tracking` or the PTP "
+                             "daemon's log on each): unless {}'s clock ran behind {}'s by more than {:.1f} s, its {} "
+                             "came first and only specificity chose this one",
+                             m.host, m.other_host, m.other_host, m.host, delta, other);
+  }
+  case Kind::named_xid:
+    return fmt::format("the line names an earlier Xid {} as its cause; look for it in the node's kernel log "
+                       "(`dmesg -T | grep Xid`)",
+                       m.xid);
+  case Kind::xid_line:
+    return fmt::format("the Xid {} line on GPU {}: read the node's kernel log for the minutes before "
+                       "(`dmesg -T | grep 'Xid'`, `journalctl -k`)",
+                       m.xid, m.gpu);
+  case Kind::cause_itself:
+    return m.causes.empty()
+               ? std::string("the cause itself: this is a downstream report; look in the logs of the rank or node "
+                             "that failed first (its stderr, the kernel log)")
+               : fmt::format("the cause itself: this is a downstream report, usually of {}; look in the logs of the "
+                             "rank or node that failed first (its stderr, the kernel log)",
+                             m.causes);
+  }
+  return {};
+}
+
+std::vector<std::string> describe_missing(const Incident& inc, const catalog::Catalog& cat) {
+  std::vector<std::string> out;
+  out.reserve(inc.missing.size());
+  for (const auto& m : inc.missing) {
+    out.push_back(describe(m, inc, cat));
+  }
+  return out;
+}
+
 } // namespace denpex::correlate

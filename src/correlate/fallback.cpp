@@ -126,14 +126,10 @@ void pass_fallback(State& s) {
   dec.skew_us = s.options.skew_us;
   dec.node_skew_us = s.options.node_skew_us;
   inc.decision = dec;
-  if (const auto causes = likely_causes(s.cat, g.signature); !causes.empty()) {
-    inc.missing.push_back(fmt::format("the cause itself: this is a downstream report, usually of {}; look in the "
-                                      "logs of the rank or node that failed first (its stderr, the kernel log)",
-                                      causes));
-  } else {
-    inc.missing.push_back("the cause itself: this is a downstream report; look in the logs of the rank or node "
-                          "that failed first (its stderr, the kernel log)");
-  }
+  MissingFact m;
+  m.kind = MissingFact::Kind::cause_itself;
+  m.causes = likely_causes(s.cat, g.signature);
+  inc.missing.push_back(std::move(m));
   d.incidents.push_back(std::move(inc));
 }
 

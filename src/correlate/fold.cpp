@@ -365,9 +365,11 @@ void seed_named_causes(State& s) {
     if (!r.host.empty()) {
       w.inc.hosts.insert(r.host);
     }
-    w.inc.missing.push_back(fmt::format("the Xid {} line on GPU {}: read the node's kernel log for the minutes before "
-                                        "(`dmesg -T | grep 'Xid'`, `journalctl -k`)",
-                                        named, r.pci.empty() ? std::string("?") : r.pci));
+    MissingFact m;
+    m.kind = MissingFact::Kind::xid_line;
+    m.xid = named;
+    m.gpu = r.pci.empty() ? std::string("?") : r.pci;
+    w.inc.missing.push_back(std::move(m));
     s.work.push_back(std::move(w));
   }
 }

@@ -20,6 +20,8 @@
 //                     or the launcher's first failed worker
 //   pass_stack        the stacks the logs show (fixes in their form) stack.cpp
 //   pass_gate         what fails --fail-on, and at which severity    gate.cpp
+//   pass_starting_points  with nothing found: error-looking lines    starting_points.cpp
+//                     no entry named, and the line above a first report
 #pragma once
 
 #include <cstdint>
@@ -131,6 +133,7 @@ void pass_who(State& s);
 void pass_stack(State& s);
 void pass_gate(State& s);
 void pass_runs(State& s);
+void pass_starting_points(State& s, const std::vector<scan::Hit>& hits, const std::vector<scan::ErrorLine>& lines);
 // The scheduler job id a log's path names (slurm-4711.out, train.o4711,
 // job_4711/rank0.log), or "" (pass runs).
 std::string job_of_path(std::string_view path);

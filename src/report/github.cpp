@@ -129,7 +129,7 @@ void print_github(std::ostream& out, const correlate::Diagnosis& d, const catalo
     if (collateral > 0) {
       msg += fmt::format("explains {} downstream report{}\n", collateral, collateral == 1 ? "" : "s");
     }
-    for (const auto& m : inc.missing) {
+    for (const auto& m : correlate::describe_missing(inc, cat)) {
       msg += "missing: " + util::escape_for_terminal(m) + "\n";
     }
     msg += "verify: " + sig.verify.summary + "\n";

@@ -223,7 +223,7 @@ void incident_section(std::ostream& out, const correlate::Incident& inc, const c
   out << "<p><strong>Verify.</strong> " << html(sig.verify.summary) << "</p>\n";
   if (!inc.missing.empty()) {
     out << "<p><strong>Missing evidence</strong></p>\n<ul>\n";
-    for (const auto& m : inc.missing) {
+    for (const auto& m : correlate::describe_missing(inc, cat)) {
       out << "<li>" << html(m) << "</li>\n";
     }
     out << "</ul>\n";

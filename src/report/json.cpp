@@ -205,7 +205,7 @@ void print_json(std::ostream& out, const correlate::Diagnosis& d, const catalog:
     j["fix"] = fix_json(sig, fix_in);
     j["verify"] = {{"summary", sig.verify.summary}, {"commands", verify_commands(sig, fix_in)}};
     j["signals"] = signals_json(d, sig, inc);
-    j["missing"] = inc.missing;
+    j["missing"] = correlate::describe_missing(inc, cat);
     j["collateral"] = groups_json(d, cat, inc.collateral);
     j["context"] = groups_json(d, cat, inc.context);
     std::vector<std::string> refs;

@@ -79,7 +79,7 @@ void print_jsonl(std::ostream& out, const correlate::Diagnosis& d, const catalog
     j["fix"] = sig.fix.summary;
     j[findings::key::signals] = signals_json(d, sig, inc);
     ordered_json missing = ordered_json::array();
-    for (const auto& m : inc.missing) {
+    for (const auto& m : correlate::describe_missing(inc, cat)) {
       missing.push_back(safe(m));
     }
     j["missing"] = missing;

@@ -247,7 +247,7 @@ void print_incident(std::ostream& out, const correlate::Diagnosis& d, const cata
   }
   if (!inc.missing.empty()) {
     out << "**Missing evidence**\n\n";
-    for (const auto& m : inc.missing) {
+    for (const auto& m : correlate::describe_missing(inc, cat)) {
       out << "- " << md_text(util::sanitize_utf8(m)) << "\n";
     }
     out << "\n";

@@ -255,7 +255,7 @@ ordered_json incident_properties(const correlate::Diagnosis& d, const catalog::C
   props["pci"] = inc.pci.empty() ? ordered_json(nullptr) : ordered_json(inc.pci);
   const auto t = format_time(inc.first);
   props["time"] = t.empty() ? ordered_json(nullptr) : ordered_json(t);
-  props["missing"] = inc.missing;
+  props["missing"] = correlate::describe_missing(inc, cat);
   props["simultaneous"] = inc.simultaneous;
   std::vector<std::string> notes;
   for (const auto& n : code_notes(d, inc)) {

@@ -402,7 +402,7 @@ void print_incident(std::ostream& out, const correlate::Diagnosis& d, const cata
   }
   if (!inc.missing.empty()) {
     out << "\n  " << st("1", "Missing evidence") << "\n";
-    for (const auto& m : inc.missing) {
+    for (const auto& m : correlate::describe_missing(inc, cat)) {
       out << wrap("- " + m, o.width, "    ", "  ");
     }
   }

@@ -577,7 +577,8 @@ TEST_CASE("clocks: another node's cause within the tolerance is concurrent and r
               "stamped 2.5 s after it, inside the window for different nodes (2.0 s concurrency plus 1.0 s clock "
               "tolerance)") != std::string::npos);
     REQUIRE_FALSE(init->missing.empty());
-    CHECK(init->missing.back().find("if node-b's clock ran ahead of node-a's by more than 2.5 s, its t.ib came first") !=
+    CHECK(init->missing.back().kind == denpex::correlate::MissingFact::Kind::clock_offset);
+    CHECK(denpex::correlate::describe(init->missing.back(), *init, cat).find("if node-b's clock ran ahead of node-a's by more than 2.5 s, its t.ib came first") !=
           std::string::npos);
   }
   SECTION("no tolerance: ordered by time, nothing to report") {
@@ -599,8 +600,9 @@ TEST_CASE("clocks: another node's cause within the tolerance is concurrent and r
     CHECK(cat.at(init->signature).id == "t.xid");
     REQUIRE(init->decision->clock_risk);
     CHECK(init->decision->clock_risk->delta_us == -2'500'000);
-    CHECK(init->missing.back().find("unless node-b's clock ran behind node-a's by more than 2.5 s, its t.ib came "
-                                    "first") != std::string::npos);
+    CHECK(denpex::correlate::describe(init->missing.back(), *init, cat)
+              .find("unless node-b's clock ran behind node-a's by more than 2.5 s, its t.ib came first") !=
+          std::string::npos);
   }
 }
 

@@ -339,7 +339,11 @@ TEST_CASE("report::printers: invalid UTF-8 in file, host and line never throws",
   inc.hosts.insert("node\xff");
   inc.initiating = true;
   inc.decision = correlate::Decision{};
-  inc.missing.push_back("a line \xff from the log");
+  correlate::MissingFact named; // words with a bus id from the log
+  named.kind = correlate::MissingFact::Kind::xid_line;
+  named.xid = "79";
+  named.gpu = "0000:3b:00 \xff";
+  inc.missing.push_back(named);
   d.incidents.push_back(inc);
   report::RunInfo run{"0.0.0-test", 1, 1, 1, 0, {}};
   run.diagnostics.push_back({Level::warning, Error{ErrorKind::io, "bad\xff.gz", "truncated \xfe stream"}});

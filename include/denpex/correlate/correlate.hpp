@@ -4,9 +4,9 @@
 // returns a Diagnosis. No I/O. Correlation is a short list of named passes
 // over one shared state (src/correlate/passes.hpp; docs/correlator.md):
 //
-//   clocks -> identity -> fold -> episodes -> causality -> choose
+//   clocks -> runs -> identity -> fold -> episodes -> causality -> choose
 //          -> attach -> missing facts -> symptoms only -> fallback -> who
-//          -> stack
+//          -> stack -> gate -> starting points
 //
 // Decisions are data: an initiating incident carries a Decision (an
 // enumerated rule and the facts it used); describe.hpp turns decisions into
@@ -121,6 +121,30 @@ struct ProgressRef {
   bool completed = false; // printed after the run said it had completed
 };
 
+// Evidence that would confirm an incident and was not seen: what it is,
+// and the facts its words need (pass missing; fold and fallback add their
+// own). describe.hpp words it, as it words decisions.
+struct MissingFact {
+  enum class Kind {
+    signal,       // a signal of the entry with an `if_missing` text did not hit: `signal`
+    traceback,    // an exception line with no traceback above it
+    clock_offset, // the choice rests on two nodes' clocks (Decision::clock_risk): `host`, `other_host`,
+                  // `other_signature`, `delta_us`
+    named_xid,    // the line names an earlier Xid the catalog has no entry for: `xid`
+    xid_line,     // an Xid inferred from a later report; its own line was not seen: `xid`, `gpu`
+    cause_itself, // a downstream report heads the diagnosis: `causes` (the entries that usually cause it)
+  };
+  Kind kind = Kind::signal;
+  std::uint32_t signal = 0;          // signal: index into the entry's signals
+  std::string host;                  // clock_offset: the initiating node
+  std::string other_host;            // clock_offset: the other candidate's node
+  std::uint32_t other_signature = 0; // clock_offset: the other candidate's entry
+  std::int64_t delta_us = 0;         // clock_offset: its stamp minus the initiating one's
+  std::string xid;                   // named_xid, xid_line
+  std::string gpu;                   // xid_line: its bus id, or "?"
+  std::string causes;                // cause_itself: "a, b or c", or empty
+};
+
 struct Incident {
   std::uint32_t signature = 0;
   std::string headline;              // generic evidence: the entry's headline filled from the first line
@@ -132,7 +156,7 @@ struct Incident {
   std::vector<SignalStatus> signals; // one per signal of the entry
   std::vector<Group> collateral;     // symptoms and explained causes
   std::vector<Group> context;        // context entries that refine it
-  std::vector<std::string> missing;  // evidence that would confirm it
+  std::vector<MissingFact> missing;  // evidence that would confirm it (describe.hpp words it)
   bool initiating = false;
   std::optional<Decision> decision;  // initiating only
   Confidence confidence = Confidence::medium;
@@ -149,7 +173,7 @@ struct Incident {
   std::string caused_by;                   // the line itself names an earlier cause (an Xid number)
   // A first report that heads a run with no cause (Rule::upstream_symptom):
   // the last error-looking line no entry named, printed just above it in
-  // its own file (add_starting_points). A launcher's summary says a process
+  // its own file (pass starting_points). A launcher's summary says a process
   // failed; that line is often what the process said.
   std::optional<Evidence> said_above;
   // The line that said whose failure this is, when the first line names no
@@ -302,23 +326,18 @@ struct CorrelateOptions {
   int now_year = 2026;              // last resort for year-less stamps
   int assume_year = 0;              // --year: the year of stamps that print none (0 = infer)
   std::string node;                 // --node: the host of lines that name none (a run over one node's own logs)
+  std::size_t max_starting_points = 10; // groups of error-looking lines kept when nothing was found
 };
 
 // Whether the diagnosis fails `denpex diagnose --fail-on LEVEL` (exit 1).
 inline bool fails_gate(const Diagnosis& d, catalog::Severity level) { return d.gate && *d.gate >= level; }
 
+// The diagnosis of these hits. `progress` holds the scan's progress and
+// relaunch marks; `error_lines` the error-looking lines it sampled: where
+// nothing was found, or only a first report, they become the starting
+// points (pass starting_points).
 Diagnosis correlate(std::vector<scan::Hit> hits, std::vector<scan::SourceRef> sources, const catalog::Catalog& catalog,
-                    const CorrelateOptions& options = {}, const std::vector<scan::ProgressMark>& progress = {});
-
-// When the diagnosis found no incident and no inference, or only a first
-// report (no cause), groups the sampled error-looking lines that no
-// signature matched by template (numbers masked) and keeps the earliest
-// `max_groups`, so the reader still gets a starting point. A first report
-// also gets the last such line just above it in its own file (`said_above`);
-// when the report is a generic launcher summary (the catalog says
-// `generic`), that line becomes its headline: it is what the failing
-// process said.
-void add_starting_points(Diagnosis& d, const std::vector<scan::ErrorLine>& lines, const catalog::Catalog& catalog,
-                         const CorrelateOptions& options = {}, std::size_t max_groups = 10);
+                    const CorrelateOptions& options = {}, const std::vector<scan::ProgressMark>& progress = {},
+                    const std::vector<scan::ErrorLine>& error_lines = {});
 
 } // namespace denpex::correlate

@@ -22,6 +22,11 @@ std::string describe(const Decision& decision, const Diagnosis& d);
 // or superseded by a later episode. Empty when there is nothing to say.
 std::string describe_recovered(const Incident& inc, const Diagnosis& d);
 std::string describe_earlier_episode(const Incident& inc, const Diagnosis& d);
+// What would confirm an incident, in words: "the traceback above the
+// exception (...)", one per MissingFact, in order.
+std::string describe(const MissingFact& m, const Incident& inc, const catalog::Catalog& cat);
+std::vector<std::string> describe_missing(const Incident& inc, const catalog::Catalog& cat);
+
 // "inferred: the Xid 149 line itself is not in these logs; ..." or empty.
 std::string describe_inferred(const Incident& inc);
 

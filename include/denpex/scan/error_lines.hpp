@@ -1,6 +1,6 @@
 // denpex::scan — the error-line sampler's patterns: what an error-looking
 // line is when no entry names it (the starting points a diagnosis with no
-// incident offers; correlate::add_starting_points). Header-only, so that the
+// incident offers; the correlator's pass starting_points). Header-only, so that the
 // build-time prefilter tool (tools/prefilter/make_blob.cpp) compiles them
 // into the built-in pattern database without linking the scanner: pass them
 // as MatcherOptions::extra_patterns and the sampler costs no second pass.
