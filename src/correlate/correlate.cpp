@@ -191,6 +191,28 @@ std::string_view to_string(Inference::Kind k) {
   return "?";
 }
 
+namespace detail {
+
+void check_state(const State& s, Shape shape) {
+  const auto& d = s.d;
+  if (shape == Shape::working) {
+    DENPEX_ASSERT(d.incidents.empty() && s.times.empty());
+    return;
+  }
+  DENPEX_ASSERT(s.work.empty());
+  DENPEX_ASSERT(s.times.size() == d.incidents.size());
+  for (std::size_t i = 0; i < d.incidents.size(); ++i) {
+    const auto& inc = d.incidents[i];
+    DENPEX_ASSERT(!inc.initiating || i == 0);         // the initiating incident is the first
+    DENPEX_ASSERT(inc.decision.has_value() == inc.initiating); // and only it carries a decision
+    DENPEX_ASSERT(inc.signals.size() == s.cat.at(inc.signature).signals.size());
+    DENPEX_ASSERT(!inc.episode || *inc.episode < d.episodes.size());
+    DENPEX_ASSERT(!inc.decision || !inc.decision->episode || *inc.decision->episode < d.episodes.size());
+  }
+}
+
+} // namespace detail
+
 Diagnosis correlate(std::vector<scan::Hit> hits, std::vector<scan::SourceRef> sources, const catalog::Catalog& cat,
                     const CorrelateOptions& options, const std::vector<scan::ProgressMark>& progress,
                     const std::vector<scan::ErrorLine>& error_lines) {
@@ -201,21 +223,26 @@ Diagnosis correlate(std::vector<scan::Hit> hits, std::vector<scan::SourceRef> so
   }
   const auto marks = detail::marks_that_split(progress, hits, cat);
   detail::State s{cat, options, marks, d};
-  detail::pass_clocks(s, hits);
-  detail::pass_runs(s);
-  detail::pass_identity(s);
-  detail::pass_fold(s);
-  detail::pass_episodes(s);
-  detail::pass_causality(s);
-  detail::pass_choose(s);
-  detail::pass_attach(s);
-  detail::pass_missing(s);
-  detail::pass_symptoms_only(s);
-  detail::pass_fallback(s);
-  detail::pass_who(s);
-  detail::pass_stack(s);
-  detail::pass_gate(s);
-  detail::pass_starting_points(s, hits, error_lines);
+  using detail::Shape;
+  auto pass = [&](auto&& run, Shape after) {
+    run();
+    detail::check_state(s, after);
+  };
+  pass([&] { detail::pass_clocks(s, hits); }, Shape::working);
+  pass([&] { detail::pass_runs(s); }, Shape::working);
+  pass([&] { detail::pass_identity(s); }, Shape::working);
+  pass([&] { detail::pass_fold(s); }, Shape::working);
+  pass([&] { detail::pass_episodes(s); }, Shape::working);
+  pass([&] { detail::pass_causality(s); }, Shape::working);
+  pass([&] { detail::pass_choose(s); }, Shape::chosen);
+  pass([&] { detail::pass_attach(s); }, Shape::chosen);
+  pass([&] { detail::pass_missing(s); }, Shape::chosen);
+  pass([&] { detail::pass_symptoms_only(s); }, Shape::chosen);
+  pass([&] { detail::pass_fallback(s); }, Shape::chosen);
+  pass([&] { detail::pass_who(s); }, Shape::chosen);
+  pass([&] { detail::pass_stack(s); }, Shape::chosen);
+  pass([&] { detail::pass_gate(s); }, Shape::chosen);
+  pass([&] { detail::pass_starting_points(s, hits, error_lines); }, Shape::chosen);
   // Kept for --format jsonl: a merge reads these back as its hits. A line
   // that named no host was --node's (pass_identity); the kept hit says so.
   if (!options.node.empty()) {

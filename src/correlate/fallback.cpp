@@ -130,6 +130,7 @@ void pass_fallback(State& s) {
   m.kind = MissingFact::Kind::cause_itself;
   m.causes = likely_causes(s.cat, g.signature);
   inc.missing.push_back(std::move(m));
+  s.times.push_back(stamp_of(inc.first)); // parallel to the incidents (Shape::chosen)
   d.incidents.push_back(std::move(inc));
 }
 

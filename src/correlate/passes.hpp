@@ -86,6 +86,14 @@ struct Work {
   bool absorbed = false; // became another incident's collateral
 };
 
+// The state changes shape once. Before pass_choose the incidents are
+// `work` (absorbed ones included) and Diagnosis::incidents is empty; choose
+// moves the live ones into Diagnosis::incidents, the initiating one first,
+// with `times` parallel to them (each one's first_time), and empties `work`.
+// check_state asserts what each shape promises; correlate() calls it after
+// every pass.
+enum class Shape { working, chosen };
+
 struct State {
   const catalog::Catalog& cat;
   const CorrelateOptions& options;
@@ -100,6 +108,12 @@ struct State {
   // the logs hold one run or none.
   std::vector<int> run_of_source;
 };
+
+// Asserts the invariants of `shape` (above) and of every incident: at most
+// one initiates, and it is the first; a decision belongs to the initiating
+// incident only; one signal status per signal of its entry; episode indexes
+// in range. A broken one is a bug, never a diagnosis (DENPEX_ASSERT).
+void check_state(const State& s, Shape shape);
 
 // Whether sources `a` and `b` belong to different runs (pass runs): one
 // run's training progress says nothing about another run's failure.
