@@ -13,7 +13,7 @@ BUILD_PACKAGES += libhyperscan-dev
 endif
 # ... and what only the tests use (`make test`, `make asan`, `make fuzz`).
 TEST_PACKAGES := catch2 python3 python3-jsonschema python3-yaml clang libclang-rt-14-dev prometheus \
-                 prometheus-node-exporter chromium-headless-shell shellcheck zsh fish groff-base
+                 prometheus-node-exporter chromium-headless-shell shellcheck zsh fish groff-base neovim
 
 .PHONY: all build-deps deps configure build test demo asan fuzz clean
 

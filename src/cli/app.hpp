@@ -78,6 +78,10 @@ struct GrepArgs {
   WalkArgs walk;
 };
 
+struct LspArgs {
+  std::vector<std::string> formats; // --formats DIR
+};
+
 struct SignaturesArgs {
   std::string action;
   std::vector<std::string> ids;
@@ -87,11 +91,13 @@ struct SignaturesArgs {
   bool stats = false;
 };
 
-// The subcommands (diagnose.cpp, grep.cpp, catalog_cmds.cpp).
+// The subcommands (diagnose.cpp, grep.cpp, catalog_cmds.cpp, lsp.cpp).
 Status run_diagnose(const CommonArgs& common, const DiagnoseArgs& args, Diagnostics& diags);
 Status run_grep(const CommonArgs& common, const GrepArgs& args, Diagnostics& diags);
 Status run_explain(const CommonArgs& common, const std::string& query, Diagnostics& diags);
 Status run_signatures(const CommonArgs& common, const SignaturesArgs& args, Diagnostics& diags);
+// `denpex lsp` (lsp.cpp): a Language Server on stdin/stdout until the client says exit.
+Status run_lsp(const CommonArgs& common, const LspArgs& args, Diagnostics& diags);
 
 // --- common.cpp -------------------------------------------------------------
 

@@ -90,6 +90,9 @@ Status dispatch(const CLI::App& app, Args& args, const Commands& c, Diagnostics&
   if (c.explain->parsed()) {
     return run_explain(args.common, args.query, diags);
   }
+  if (c.lsp->parsed()) {
+    return run_lsp(args.common, args.lsp, diags);
+  }
   return run_signatures(args.common, args.signatures, diags);
 }
 

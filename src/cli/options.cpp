@@ -236,6 +236,13 @@ Commands define_commands(CLI::App& app, Args& args) {
   c.signatures->add_flag("--stats", sa.stats, "list: counts per area and role, and example origins");
   add_common(c.signatures, args.common);
 
+  c.lsp = app.add_subcommand("lsp", "Serve diagnostics to an editor: a Language Server on stdin/stdout");
+  c.lsp->footer("Editors with an LSP client start it themselves; docs/editors.md shows the set-up for Neovim, "
+                "Emacs (eglot), Helix and Kate.");
+  c.lsp->add_option("--formats", args.lsp.formats, "also read line formats from DIR (docs/formats.md)")
+      ->type_name("DIR");
+  add_common(c.lsp, args.common);
+
   c.completion = app.add_subcommand("completion", "Print a shell completion script (bash, zsh or fish)");
   c.completion->footer(
       "Examples:\n  eval \"$(denpex completion bash)\"\n  denpex completion zsh > \"${fpath[1]}/_denpex\"");

@@ -20,6 +20,7 @@ struct Args {
   std::string query; // explain
   SignaturesArgs signatures;
   std::string shell; // completion
+  LspArgs lsp;
 };
 
 struct Commands {
@@ -29,6 +30,7 @@ struct Commands {
   CLI::App* signatures = nullptr;
   CLI::App* completion = nullptr;
   CLI::App* manpage = nullptr;
+  CLI::App* lsp = nullptr;
 };
 
 // --help wrapped to `width` columns: each option's description in the right

@@ -613,7 +613,11 @@ void print_entry(std::ostream& out, const catalog::Signature& sig, const catalog
   for (const auto& r : sig.references) {
     out << "    " << r.title << "\n      " << r.url << "\n";
   }
-  out << "\n  " << st("1", "Example") << "\n    " << util::escape_for_terminal(sig.match_examples.front().line) << "\n";
+  // A catalog loaded without its examples (diagnose, grep) has none to show.
+  if (!sig.match_examples.empty()) {
+    out << "\n  " << st("1", "Example") << "\n    " << util::escape_for_terminal(sig.match_examples.front().line)
+        << "\n";
+  }
 }
 
 } // namespace denpex::report
