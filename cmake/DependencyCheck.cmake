@@ -4,7 +4,7 @@
 # A stage that calls into one it did not declare fails to link here, even
 # when every real program links both. Not part of `all`: the test
 # build.dependencies builds it (tests/CMakeLists.txt).
-set(DENPEX_STAGES util source catalog matcher context correlate findings scan report selftest)
+set(DENPEX_STAGES util source catalog matcher context correlate findings scan report core selftest)
 add_custom_target(denpex_depcheck)
 foreach(stage IN LISTS DENPEX_STAGES)
   add_executable(denpex_depcheck_${stage} EXCLUDE_FROM_ALL "${PROJECT_SOURCE_DIR}/tests/deps/main.cpp")

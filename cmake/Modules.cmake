@@ -28,4 +28,6 @@ denpex_module(scan SOURCES src/scan/scan.cpp src/scan/collector.cpp src/scan/lin
 denpex_module(report SOURCES src/report/verdict.cpp src/report/json_fields.cpp src/report/redact.cpp src/report/common.cpp src/report/text.cpp src/report/json.cpp src/report/sarif.cpp
               src/report/github.cpp src/report/markdown.cpp src/report/jsonl.cpp src/report/prometheus.cpp src/report/timeline.cpp src/report/html.cpp src/report/registry.cpp src/report/grep.cpp
               PUBLIC denpex_correlate PRIVATE denpex_findings denpex::fmt nlohmann_json::nlohmann_json denpex::re2)
+denpex_module(core SOURCES src/core/diagnose.cpp PUBLIC denpex_catalog denpex_matcher denpex_context
+              PRIVATE denpex_scan denpex_report denpex_source)
 denpex_module(selftest SOURCES src/selftest/selftest.cpp PUBLIC denpex_matcher PRIVATE denpex_context denpex::fmt)

@@ -18,6 +18,7 @@
 // by (no Content-Length) ends it, with one line on stderr.
 #include <algorithm>
 #include <cstdio>
+#include <ctime>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -29,11 +30,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include <denpex/correlate/correlate.hpp>
+#include <denpex/core/diagnose.hpp>
 #include <denpex/correlate/describe.hpp>
 #include <denpex/report/report.hpp>
-#include <denpex/scan/scan.hpp>
-#include <denpex/source/input.hpp>
+#include <denpex/scan/error_lines.hpp>
 #include <denpex/util/strings.hpp>
 
 #include "app.hpp"
@@ -257,8 +257,8 @@ struct Mark {
 
 class Server {
 public:
-  Server(Transport& t, const catalog::Catalog& cat, const matcher::Matcher& m, const context::FormatSet& formats)
-      : m_t(t), m_cat(cat), m_matcher(m), m_formats(formats) {}
+  Server(Transport& t, const core::Engine& engine, int now_year)
+      : m_t(t), m_engine(engine), m_cat(engine.catalog), m_now_year(now_year) {}
 
   // Serves until `exit`; returns the process's exit code.
   int run() {
@@ -351,23 +351,11 @@ private:
             {"serverInfo", {{"name", "denpex"}, {"version", DENPEX_VERSION}}}};
   }
 
-  // The CLI's JSON document for one file's text.
+  // The CLI's JSON document for one file's text (core/diagnose.hpp).
   json diagnose(const std::string& name, const std::string& text) const {
-    Diagnostics diags;
-    auto opener = source::make_memory_opener({{name, text}});
-    scan::ScanOptions so;
-    so.catalog = &m_cat;
-    so.findings_catalog = &m_cat;
-    so.formats = &m_formats;
-    auto result = scan::run(*opener, {name}, m_matcher, so, diags);
-    correlate::CorrelateOptions co;
-    auto d = correlate::correlate(std::move(result.hits), std::move(result.sources), m_cat, co, result.progress,
-                                  result.error_lines);
-    report::RunInfo run{DENPEX_VERSION, result.totals.bytes, result.totals.lines, result.totals.sources,
-                        result.totals.long_lines_cut, diags.items(), result.totals.findings_files};
-    std::ostringstream out;
-    report::print_json(out, d, m_cat, run);
-    return json::parse(out.str());
+    core::Options options;
+    options.now_year = m_now_year;
+    return json::parse(core::diagnose(m_engine, {core::Document{name, text}}, options).output);
   }
 
   void update(const std::string& uri, const std::string& text) {
@@ -537,9 +525,9 @@ private:
   }
 
   Transport& m_t;
+  const core::Engine& m_engine;
   const catalog::Catalog& m_cat;
-  const matcher::Matcher& m_matcher;
-  const context::FormatSet& m_formats;
+  int m_now_year;
   bool m_initialized = false;
   bool m_shutdown = false;
   std::map<std::string, std::vector<Mark>> m_marks; // by document URI
@@ -553,8 +541,12 @@ Status run_lsp(const CommonArgs& common, const LspArgs& args, Diagnostics& diags
   mo.extra_patterns = scan::error_line_patterns();
   TRY_ASSIGN(auto m, compile_matcher(cat, mo, common));
   const auto formats = load_formats(args.formats, diags);
+  const core::Engine engine{cat, m, formats, DENPEX_VERSION};
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
   Transport transport(stdin, stdout);
-  Server server(transport, cat, m, formats);
+  Server server(transport, engine, tm.tm_year + 1900);
   return server.run() == 0 ? k_exit_ok : k_exit_error;
 }
 

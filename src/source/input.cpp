@@ -7,9 +7,13 @@
 #include <cstring>
 #include <filesystem>
 
+// A build without libarchive (the WebAssembly core: docs/web.md) reads plain
+// text only; its caller decompresses (the page uses the browser's own gzip).
+#ifndef DENPEX_NO_ARCHIVES
 #include <archive.h>
 #include <zlib.h>
 #include <archive_entry.h>
+#endif
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <fmt/format.h>
@@ -278,6 +282,7 @@ private:
   bool m_recording = true;
 };
 
+#ifndef DENPEX_NO_ARCHIVES
 struct ArchiveContext {
   ByteStream* stream;
   std::vector<char> buf = std::vector<char>(1u << 16);
@@ -331,6 +336,8 @@ private:
   std::uint64_t m_out = 0;
 };
 
+#endif
+
 class Walker {
 public:
   Walker(const InputOptions& options, Diagnostics& diags) : m_options(options), m_diags(diags) {}
@@ -363,12 +370,19 @@ public:
       }
     }
     if ((kind == Kind::compressed || kind == Kind::archive) && depth < k_max_nesting) {
+#ifdef DENPEX_NO_ARCHIVES
+      m_diags.error(Error{ErrorKind::format, info.name,
+                          "compressed or archived: this build reads text only; decompress it first"});
+      return true;
+#else
       return visit_archive(stream, info, kind == Kind::compressed, depth, visit);
+#endif
     }
     return visit(info, stream);
   }
 
 private:
+#ifndef DENPEX_NO_ARCHIVES
   // Every format archive_read_support_format_all() reads except XAR, whose
   // XML reader (libxml2, and with it ICU) would be loaded by every run of a
   // statically linked binary for a format no log comes in.
@@ -574,6 +588,8 @@ private:
     const char* msg = archive_error_string(a);
     return msg ? msg : "unrecognised format";
   }
+
+#endif // DENPEX_NO_ARCHIVES
 
   const InputOptions& m_options;
   Diagnostics& m_diags;
