@@ -15,7 +15,13 @@ endif
 TEST_PACKAGES := catch2 python3 python3-jsonschema python3-yaml clang libclang-rt-14-dev prometheus \
                  prometheus-node-exporter chromium-headless-shell shellcheck zsh fish groff-base neovim
 
-.PHONY: all build-deps deps configure build test demo asan fuzz clean
+# ... and what `make web` uses: Debian's emscripten, the Unicode data RE2's tables
+# are generated from, dpkg-dev for `apt-get source re2`, Node for the core's
+# tests and Chromium for the page's.
+WEB_PACKAGES := emscripten unicode-data nodejs perl python3 chromium-headless-shell dpkg-dev
+WEB ?= build/web
+
+.PHONY: all build-deps deps configure build test demo asan fuzz clean web
 
 all: build
 
@@ -45,7 +51,8 @@ configure: deps
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-CTEST_ARGS ?=
+# The web tests run under `make web`, which builds what they test.
+CTEST_ARGS ?= -LE web
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) --no-tests=error $(CTEST_ARGS)
 
@@ -61,11 +68,19 @@ demo: build-deps
 # build's run already validated (schema) or measures speed (bench).
 asan:
 	$(MAKE) test BUILD=build/asan CMAKE_FLAGS="-DDENPEX_SANITIZE=address,undefined -DCMAKE_BUILD_TYPE=Debug" \
-	  CTEST_ARGS="-LE 'schema|bench'"
+	  CTEST_ARGS="-LE 'schema|bench|web'"
 
 # libFuzzer targets (clang, ASan+UBSan) for FUZZ_TIME seconds each (default 60).
 fuzz: deps
 	bash tests/fuzz/run.sh $(FUZZ_TIME)
+
+# The WebAssembly core and the page (docs/web.md): build/web/denpex.html,
+# then the tests that compare the core with the CLI and drive the page.
+web: build
+	$(call install-missing,$(WEB_PACKAGES))
+	JOBS=$(JOBS) bash tools/web/build.sh $(BUILD) $(WEB)
+	cmake $(BUILD) -DDENPEX_WEB_DIR=$(abspath $(WEB)) > /dev/null
+	ctest --test-dir $(BUILD) --output-on-failure -L web
 
 clean:
 	rm -rf build

@@ -14,14 +14,14 @@ namespace denpex::core {
 
 Result diagnose(const Engine& engine, const std::vector<Document>& documents, const Options& options) {
   Diagnostics diags;
-  std::vector<std::pair<std::string, std::string>> files;
+  std::vector<source::MemoryFile> files;
   std::vector<std::string> names;
   files.reserve(documents.size());
   for (const auto& doc : documents) {
-    files.emplace_back(doc.name, doc.text);
+    files.push_back(source::MemoryFile{doc.name, doc.text, doc.mtime});
     names.push_back(doc.name);
   }
-  auto opener = source::make_memory_opener(std::move(files));
+  auto opener = source::make_document_opener(std::move(files));
   scan::ScanOptions so;
   so.catalog = &engine.catalog;
   so.findings_catalog = &engine.catalog;
@@ -29,6 +29,7 @@ Result diagnose(const Engine& engine, const std::vector<Document>& documents, co
   auto scanned = scan::run(*opener, names, engine.matcher, so, diags);
   correlate::CorrelateOptions co;
   co.now_year = options.now_year;
+  co.assume_year = options.assume_year;
   auto d = correlate::correlate(std::move(scanned.hits), std::move(scanned.sources), engine.catalog, co,
                                 scanned.progress, scanned.error_lines);
   report::RunInfo run{engine.version,        scanned.totals.bytes,          scanned.totals.lines,

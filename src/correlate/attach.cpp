@@ -83,11 +83,14 @@ void pass_attach(State& s) {
       add_to_group(s.d.unexplained, r);
     }
   }
+  // Stable: groups of one count keep the order they were first seen in, on
+  // every standard library (the WebAssembly core's libc++ breaks ties as
+  // libstdc++ does not).
   auto by_count = [](const Group& a, const Group& b) { return a.count > b.count; };
   for (auto& inc : incs) {
-    std::sort(inc.collateral.begin(), inc.collateral.end(), by_count);
+    std::stable_sort(inc.collateral.begin(), inc.collateral.end(), by_count);
   }
-  std::sort(s.d.unexplained.begin(), s.d.unexplained.end(), by_count);
+  std::stable_sort(s.d.unexplained.begin(), s.d.unexplained.end(), by_count);
 }
 
 } // namespace denpex::correlate::detail

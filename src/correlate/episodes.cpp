@@ -162,7 +162,7 @@ std::vector<std::pair<std::int64_t, const scan::ProgressMark*>> progress_cuts(co
       cuts.emplace_back(mt->t - s.options.progress_margin_us, &mark);
     }
   }
-  std::sort(cuts.begin(), cuts.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::stable_sort(cuts.begin(), cuts.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   return cuts;
 }
 

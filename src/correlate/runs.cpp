@@ -133,7 +133,7 @@ void pass_runs(State& s) {
   }
   // A file with no job id joins the run whose span it overlaps (or comes
   // within a day of); the rest merge among themselves by time.
-  std::sort(unnamed.begin(), unnamed.end(), [](const Run& a, const Run& b) { return *a.start_us < *b.start_us; });
+  std::stable_sort(unnamed.begin(), unnamed.end(), [](const Run& a, const Run& b) { return *a.start_us < *b.start_us; });
   auto near = [](const Run& a, const Run& b) {
     return a.start_us && b.start_us && *a.start_us <= *b.end_us + k_run_gap_us && *b.start_us <= *a.end_us + k_run_gap_us;
   };

@@ -225,7 +225,7 @@ std::string Redaction::text(std::string s) const {
   for (const auto& h : m_hosts) {
     hosts.push_back(&h);
   }
-  std::sort(hosts.begin(), hosts.end(), [](auto* a, auto* b) { return a->first.size() > b->first.size(); });
+  std::stable_sort(hosts.begin(), hosts.end(), [](auto* a, auto* b) { return a->first.size() > b->first.size(); });
   for (const auto* h : hosts) {
     std::size_t pos = 0;
     while ((pos = s.find(h->first, pos)) != std::string::npos) {
@@ -247,7 +247,7 @@ std::string Redaction::output(std::string_view format, std::string s) const {
   for (const auto& [host, token] : m_hosts) {
     hosts.emplace_back(host, html_spelling(token));
   }
-  std::sort(hosts.begin(), hosts.end(), [](auto& a, auto& b) { return a.first.size() > b.first.size(); });
+  std::stable_sort(hosts.begin(), hosts.end(), [](auto& a, auto& b) { return a.first.size() > b.first.size(); });
   for (const auto& [host, token] : hosts) {
     std::size_t pos = 0;
     while ((pos = s.find(host, pos)) != std::string::npos) {

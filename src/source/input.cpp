@@ -746,12 +746,12 @@ private:
 
 class MemoryOpener final : public InputOpener {
 public:
-  explicit MemoryOpener(std::vector<std::pair<std::string, std::string>> files) : m_files(std::move(files)) {}
+  explicit MemoryOpener(std::vector<MemoryFile> files) : m_files(std::move(files)) {}
 
   std::vector<InputUnit> expand(const std::vector<std::string>& paths, Diagnostics& diags) override {
     std::vector<InputUnit> units;
     for (const auto& p : paths) {
-      const bool known = std::any_of(m_files.begin(), m_files.end(), [&](const auto& f) { return f.first == p; });
+      const bool known = std::any_of(m_files.begin(), m_files.end(), [&](const auto& f) { return f.name == p; });
       if (!known) {
         diags.error(Error{ErrorKind::io, p, "No such file or directory"});
         continue;
@@ -762,13 +762,14 @@ public:
   }
 
   void read(const InputUnit& unit, Diagnostics& diags, const SourceVisitor& visit) override {
-    for (const auto& [name, content] : m_files) {
-      if (name == unit.path) {
+    for (const auto& f : m_files) {
+      if (f.name == unit.path) {
         Walker walker(m_options, diags);
-        MemoryStream in(content);
+        MemoryStream in(f.content);
         SourceInfo info;
-        info.name = name;
-        info.path = name;
+        info.name = f.name;
+        info.path = f.name;
+        info.mtime = f.mtime;
         walker.visit_stream(in, info, false, 0, visit);
         return;
       }
@@ -776,7 +777,7 @@ public:
   }
 
 private:
-  std::vector<std::pair<std::string, std::string>> m_files;
+  std::vector<MemoryFile> m_files;
   InputOptions m_options;
 };
 
@@ -786,8 +787,17 @@ std::unique_ptr<InputOpener> make_filesystem_opener(InputOptions options) {
   return std::make_unique<FilesystemOpener>(options);
 }
 
-std::unique_ptr<InputOpener> make_memory_opener(std::vector<std::pair<std::string, std::string>> files) {
+std::unique_ptr<InputOpener> make_document_opener(std::vector<MemoryFile> files) {
   return std::make_unique<MemoryOpener>(std::move(files));
+}
+
+std::unique_ptr<InputOpener> make_memory_opener(std::vector<std::pair<std::string, std::string>> files) {
+  std::vector<MemoryFile> named;
+  named.reserve(files.size());
+  for (auto& [name, content] : files) {
+    named.push_back(MemoryFile{std::move(name), std::move(content), std::nullopt});
+  }
+  return make_document_opener(std::move(named));
 }
 
 } // namespace denpex::source

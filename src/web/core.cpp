@@ -69,15 +69,19 @@ EMSCRIPTEN_KEEPALIVE const char* denpex_version() { return DENPEX_VERSION; }
 // Forgets the documents added so far.
 EMSCRIPTEN_KEEPALIVE void denpex_reset() { g_documents.clear(); }
 
-// Adds one document: `name` as `diagnose` would name the file, `len` bytes at `data`.
-EMSCRIPTEN_KEEPALIVE void denpex_add(const char* name, const char* data, int len) {
-  g_documents.push_back(core::Document{name, std::string(data, static_cast<std::size_t>(len))});
+// Adds one document: `name` as `diagnose` would name the file, `len` bytes
+// at `data`, modified at `mtime` seconds since the epoch (< 0: unknown).
+EMSCRIPTEN_KEEPALIVE void denpex_add(const char* name, const char* data, int len, double mtime) {
+  g_documents.push_back(core::Document{name, std::string(data, static_cast<std::size_t>(len)),
+                                       mtime < 0 ? std::nullopt : std::optional<std::int64_t>(mtime)});
 }
 
 // The report on the documents added, in `format` (json, text, html, sarif,
-// markdown, ...); "" when the core could not start (denpex_diagnostics says
-// why). The string lives until the next run.
-EMSCRIPTEN_KEEPALIVE const char* denpex_run(const char* format, int now_year, int width) {
+// markdown, ...), with `now_year` for stamps without a year when nothing
+// else says and `assume_year` as --year (0: infer), `width` columns of text;
+// "" when the core could not start (denpex_diagnostics says why). The string
+// lives until the next run.
+EMSCRIPTEN_KEEPALIVE const char* denpex_run(const char* format, int now_year, int assume_year, int width) {
   auto* l = loaded();
   if (l == nullptr) {
     g_output.clear();
@@ -86,6 +90,7 @@ EMSCRIPTEN_KEEPALIVE const char* denpex_run(const char* format, int now_year, in
   core::Options options;
   options.format = format;
   options.now_year = now_year;
+  options.assume_year = assume_year;
   options.width = width > 0 ? static_cast<std::size_t>(width) : 100;
   const core::Engine engine{l->catalog, l->matcher, l->formats, DENPEX_VERSION};
   auto result = core::diagnose(engine, g_documents, options);

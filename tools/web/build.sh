@@ -93,3 +93,18 @@ em++ -O2 -fexceptions "${objects[@]}" -o "$out/denpex-core.js" \
   -sEXPORTED_FUNCTIONS=_denpex_version,_denpex_reset,_denpex_add,_denpex_run,_denpex_diagnostics,_malloc,_free \
   -sEXPORTED_RUNTIME_METHODS=cwrap,UTF8ToString,HEAPU8
 echo "make web: $out/denpex-core.js ($(du -k "$out/denpex-core.js" | cut -f1) KiB, the module inlined)"
+
+# --- The page: one self-contained file ------------------------------------------
+python3 - "$root/src/web/page.html" "$out/denpex-core.js" "$root/testdata/sample/train.log" "$out/denpex.html" <<'PY'
+import json, os, sys
+page, core, sample, dest = sys.argv[1:5]
+html = open(page, encoding="utf-8").read()
+js = open(core, encoding="utf-8").read()
+# Inside <script>, only "</script" would end the element early.
+js = js.replace("</script", "<\\/script")
+text = open(sample, encoding="utf-8").read()
+doc = json.dumps({"name": "train.log", "text": text, "mtime": int(os.stat(sample).st_mtime)}).replace("</", "<\\/")
+html = html.replace("/*@CORE@*/", js, 1).replace("/*@SAMPLE@*/", doc, 1)
+open(dest, "w", encoding="utf-8").write(html)
+PY
+echo "make web: $out/denpex.html ($(du -k "$out/denpex.html" | cut -f1) KiB, works from file:// and any static host)"

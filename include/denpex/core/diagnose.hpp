@@ -6,6 +6,8 @@
 // contents (tests/web/equal_test.mjs compares the two on every golden case).
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,15 +26,18 @@ struct Engine {
   std::string version;             // the tool's, as reports print it
 };
 
-// One log, named as `diagnose` would name the file.
+// One log, named as `diagnose` would name the file; `mtime` (seconds since
+// the epoch) as its modification time would be used, when known.
 struct Document {
   std::string name;
   std::string text;
+  std::optional<std::int64_t> mtime;
 };
 
 struct Options {
   std::string format = "json"; // any of report::output_formats()
   int now_year = 2026;         // the year for stamps that print none, when nothing else says
+  int assume_year = 0;         // --year: the year of stamps that print none (0: infer)
   std::size_t width = 100;     // text and timeline width
 };
 

@@ -71,8 +71,17 @@ public:
 
 std::unique_ptr<InputOpener> make_filesystem_opener(InputOptions options);
 
-// Tests: units are the names in `files`; content is served from memory, with
-// the same archive detection as the file system opener.
+// Documents held in memory (an editor's buffer, a page's dropped file, a
+// test): units are the names in `files`; content is served from memory,
+// with the same archive detection as the file system opener. `mtime`, when
+// known, serves as a file's modification time does (the year of stamps
+// that print none).
+struct MemoryFile {
+  std::string name;
+  std::string content;
+  std::optional<std::int64_t> mtime;
+};
+std::unique_ptr<InputOpener> make_document_opener(std::vector<MemoryFile> files);
 std::unique_ptr<InputOpener> make_memory_opener(std::vector<std::pair<std::string, std::string>> files);
 
 } // namespace denpex::source
