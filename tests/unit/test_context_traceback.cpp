@@ -106,7 +106,7 @@ TEST_CASE("traceback: the header may lie in an earlier chunk", "[context][traceb
   CHECK(tb->frames[1].file == "/w/b.py");
 }
 
-TEST_CASE("traceback: no header above means no traceback; deep ones keep their ends", "[context][traceback]") {
+TEST_CASE("traceback: no header above means no traceback, deep ones keep their ends", "[context][traceback]") {
   TracebackReader reader;
   const std::string bare = "some output\nValueError: x\n";
   CHECK_FALSE(reader.ending_at(bare, bare.find("ValueError"), 2));

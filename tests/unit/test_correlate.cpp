@@ -117,7 +117,7 @@ TEST_CASE("correlate: the most specific cause wins its line", "[correlate]") {
   CHECK(cat.at(d.incidents[0].signature).id == "t.specific");
 }
 
-TEST_CASE("correlate: one GPU, one incident; a second GPU is a second one", "[correlate]") {
+TEST_CASE("correlate: one GPU, one incident, a second GPU is a second one", "[correlate]") {
   const auto cat = make_catalog({entry("t.xid79", "cause", 90)});
   std::vector<Hit> hits{hit(cat, "t.xid79", 0, 1, 2024, 11, 29, 17, 59, {}, "0000:3b:00"),
                         hit(cat, "t.xid79", 0, 2, 2024, 11, 29, 17, 59, {}, "0000:3b:00"),
@@ -268,7 +268,7 @@ Hit with_capture(Hit h, const std::string& k, const std::string& v) {
 
 } // namespace
 
-TEST_CASE("r13_episodes: a quiet gap splits episodes; the terminal one decides", "[correlate][episodes]") {
+TEST_CASE("r13_episodes: a quiet gap splits episodes, the terminal one decides", "[correlate][episodes]") {
   // NVSwitch record at 05:02, training goes on, a GPU falls off the bus at
   // 06:14: the earlier cause is an earlier episode, never the initiator.
   const auto cat = make_catalog({entry("t.sxid", "cause", 72), entry("t.xid79", "cause", 90)});
@@ -431,7 +431,7 @@ TEST_CASE("r14: an exception chain is one incident named by its last exception",
         "raised while handling KeyError: 'model.layers.0.weight' (train.log:9)");
 }
 
-TEST_CASE("r14: a catalogued cause beats generic evidence; an exception the run continued past initiates nothing",
+TEST_CASE("r14: a catalogued cause beats generic evidence, an exception the run continued past initiates nothing",
           "[correlate][generic]") {
   const auto cat = make_catalog({headline_entry("t.exc", 34), entry("t.oom", "cause", 60)});
   const auto d = denpex::correlate::correlate(

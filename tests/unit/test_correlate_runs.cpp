@@ -115,7 +115,7 @@ TEST_CASE("correlate: files of one run, or of one job, are not separate runs", "
   CHECK(d.runs.empty());
 }
 
-TEST_CASE("correlate: stamps months apart are separate runs; the later run's progress recovers nothing of the earlier",
+TEST_CASE("correlate: stamps months apart are separate runs, the later run's progress recovers nothing of the earlier",
           "[correlate][runs]") {
   const auto cat = catalog_of_one_cause();
   const std::vector<Hit> hits{stamped(cat, 0, 5, 6, 11), stamped(cat, 1, 5, 11, 29)};

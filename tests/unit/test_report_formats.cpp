@@ -383,7 +383,7 @@ TEST_CASE("report::printers: an empty diagnosis", "[report]") {
   CHECK(json::parse(jl[1])["type"] == "summary");
 }
 
-TEST_CASE("report::print_text_timeline: fits 60, 80 and 120 columns; ids are cut, counts stay whole", "[report]") {
+TEST_CASE("report::print_text_timeline: fits 60, 80 and 120 columns, ids are cut, counts stay whole", "[report]") {
   const auto& cat = builtin_catalog();
   correlate::Diagnosis d;
   correlate::Evidence first;
