@@ -99,6 +99,8 @@ const std::vector<Rule>& rules() {
     const Def defs[] = {
         // Secrets first: they may contain things that look like addresses.
         {R"((?i)\b(?:bearer|token|api[_-]?key|secret|password|passwd)\s*[=:]\s*["']?[^\s"',;&<]{6,})", "<secret>"},
+        // RFC 6750's header form: "Authorization: Bearer <token>".
+        {R"((?i)\b(bearer) +[A-Za-z0-9._~+/-]{8,}=*)", R"(\1 <secret>)"},
         {R"(\b(?:hf_[A-Za-z0-9]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|AKIA[0-9A-Z]{16}|xox[abprs]-[A-Za-z0-9-]{10,}|sk-[A-Za-z0-9_-]{20,}))", "<secret>"},
         {R"(\b([A-Za-z0-9+/]{40,}={0,2}))", "<secret>", looks_random, true},
         {R"(\b([0-9a-fA-F]{32,})\b)", "<secret>", nullptr, true},
@@ -142,6 +144,21 @@ void learn_evidence(Redaction& r, const correlate::Evidence& e) {
     r.learn_host(e.ctx.host->value);
   }
   r.learn_from_text(e.text);
+}
+
+// A traceback's code lines and chained exceptions name hosts too
+// (init_method='tcp://gpu-b07.cluster.internal:29500', a gaierror).
+void learn_traceback(Redaction& r, const std::shared_ptr<const context::Traceback>& tb) {
+  if (!tb) {
+    return;
+  }
+  r.learn_from_text(tb->header_line);
+  for (const auto& f : tb->frames) {
+    r.learn_from_text(f.code);
+  }
+  for (const auto& c : tb->chain) {
+    r.learn_from_text(c.text);
+  }
 }
 
 void learn_group(Redaction& r, const correlate::Group& g) {
@@ -193,6 +210,14 @@ Redaction::Redaction(const correlate::Diagnosis& d) {
     if (inc.rank_from) {
       learn_evidence(*this, *inc.rank_from);
     }
+    learn_traceback(*this, inc.traceback);
+    for (const auto& c : inc.later) {
+      learn_from_text(c.text);
+    }
+    if (inc.decision && inc.decision->clock_risk) {
+      learn_host(inc.decision->clock_risk->host);
+      learn_evidence(*this, inc.decision->clock_risk->first);
+    }
   }
   for (const auto& g : d.unexplained) {
     learn_group(*this, g);
@@ -213,6 +238,7 @@ Redaction::Redaction(const correlate::Diagnosis& d) {
       }
     }
     learn_from_text(h.text);
+    learn_traceback(*this, h.traceback);
   }
 }
 
@@ -310,6 +336,16 @@ void mask_incident(const Redaction& r, correlate::Incident& inc) {
     c.text = r.text(c.text);
   }
   mask_hosts(r, inc.hosts);
+  if (inc.decision && inc.decision->clock_risk) {
+    auto& risk = *inc.decision->clock_risk;
+    risk.host = r.text(risk.host);
+    mask_evidence(r, risk.first);
+  }
+  for (auto& m : inc.missing) { // the words are made from these at print time
+    m.host = r.text(m.host);
+    m.other_host = r.text(m.other_host);
+    m.gpu = r.text(m.gpu);
+  }
   for (auto& st : inc.signals) {
     if (st.first) {
       mask_evidence(r, *st.first);
